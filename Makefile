@@ -1,0 +1,57 @@
+# siselect: a PGXS extension whose logic is a Python package run by PL/Python.
+#
+#   make install   SQL objects + the Python package (with sqlglot, requests) for the server
+#   make test      everything the tests need, then pytest and pg_prove
+#   make demo      the main job on the embedded default (superhero)
+
+EXTVERSION  := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" extension/siselect.control)
+PG_CONFIG   ?= pg_config
+# PL/Python runs Debian's interpreter, whatever python3 comes first on PATH.
+SERVER_PYTHON ?= /usr/bin/python3
+PYTHON      ?= python3
+
+MODULEDIR   = extension
+DATA        = extension/siselect.control
+DATA_built  = build/siselect--$(EXTVERSION).sql
+EXTRA_CLEAN = build
+
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+PYTHON_DIR := $(datadir)/siselect/python-$(EXTVERSION)
+else
+all install:
+	@echo "PGXS not found: run 'make deps' first (installs postgresql-server-dev)" >&2; exit 1
+endif
+
+build/siselect--$(EXTVERSION).sql: sql/siselect--$(EXTVERSION).sql
+	@mkdir -p build
+	sed 's|@PYTHON_DIR@|$(PYTHON_DIR)|g' $< > $@
+
+# The server's package folder is replaced whole, so no stale module survives an upgrade.
+install: install-python
+install-python:
+	rm -rf build/python && mkdir -p build
+	$(SERVER_PYTHON) -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+	    --no-compile --target build/python .
+	rm -rf build/python/bin
+	$(SERVER_PYTHON) -m compileall -q build/python
+	rm -rf '$(DESTDIR)$(PYTHON_DIR).new' && mkdir -p '$(DESTDIR)$(dir $(PYTHON_DIR))'
+	cp -r build/python '$(DESTDIR)$(PYTHON_DIR).new'
+	chmod -R a+rX '$(DESTDIR)$(PYTHON_DIR).new'
+	rm -rf '$(DESTDIR)$(PYTHON_DIR)' && mv '$(DESTDIR)$(PYTHON_DIR).new' '$(DESTDIR)$(PYTHON_DIR)'
+
+deps:
+	bash scripts/deps.sh
+
+test:
+	bash scripts/deps.sh
+	$(MAKE) install
+	bash scripts/test.sh
+
+demo:
+	bash scripts/deps.sh
+	$(MAKE) install
+	bash scripts/demo.sh
+
+.PHONY: install-python deps test demo

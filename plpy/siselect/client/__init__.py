@@ -1,0 +1,1 @@
+"""The client side: psycopg executor, embedded server, SQLite loader and CLI."""

@@ -1,0 +1,40 @@
+"""Executor over a psycopg 3 connection: each query in its own read-only transaction."""
+
+import psycopg
+
+from ..errors import QueryFailed
+from ..executor import Rows, quote_ident
+from ..values import canonical_rows
+
+
+def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | None = None):
+    """Open a connection whose search_path is the loaded database's schema."""
+    conn = psycopg.connect(dsn, autocommit=True)
+    if schema:
+        conn.execute(f"SET search_path TO {quote_ident(schema)}, public")
+    if statement_timeout_ms:
+        conn.execute(f"SET statement_timeout = {int(statement_timeout_ms)}")
+    return conn
+
+
+class PsycopgExecutor:
+    """Runs each statement in a READ ONLY transaction, so PostgreSQL refuses any write."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self.conn = conn
+
+    def run(self, sql: str, max_rows: int | None = None) -> Rows:
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                cur.execute("SET TRANSACTION READ ONLY")
+                cur.execute(sql)  # type: ignore[call-overload]
+                columns = [d.name for d in cur.description or []]
+                if max_rows is None:
+                    data = cur.fetchall() if cur.description else []
+                    return Rows(columns, canonical_rows(data))
+                data = cur.fetchmany(max_rows + 1)
+                return Rows(columns, canonical_rows(data[:max_rows]), len(data) > max_rows)
+        except psycopg.Error as exc:
+            diag = exc.diag
+            message = diag.message_primary or str(exc).splitlines()[0]
+            raise QueryFailed(message, exc.sqlstate or "XX000", diag.message_detail) from None

@@ -1,0 +1,99 @@
+"""Glue between PL/Python and the core: the executor over ``plpy`` and the entry points.
+
+Every SQL function of the extension is one call to :func:`call`; nothing here imports
+``plpy``: the function body passes the module in.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from . import __version__
+from .errors import QueryFailed, SiselectError
+from .executor import Rows, quote_ident
+from .values import canonical_rows
+
+
+class PlpyExecutor:
+    """Runs queries through SPI, read-only.
+
+    ``SET LOCAL transaction_read_only`` must travel in the same SPI call as the query:
+    PL/Python wraps each call in a subtransaction whose end restores the read-only flag.
+    Rows come back as dicts, which would merge duplicate column names, so each query is
+    wrapped with positional aliases after a zero-row probe of its columns.
+    """
+
+    _GUARD = "SET LOCAL transaction_read_only = on; "
+
+    def __init__(self, plpy: Any):
+        self.plpy = plpy
+
+    def _execute(self, sql: str, limit: int = 0):
+        try:
+            return self.plpy.execute(self._GUARD + sql, limit)
+        except self.plpy.SPIError as exc:
+            sqlstate = getattr(exc, "sqlstate", None) or "XX000"
+            message = str(exc.args[0] if exc.args else exc).splitlines()[0]
+            raise QueryFailed(message, sqlstate, getattr(exc, "detail", None)) from None
+
+    def run(self, sql: str, max_rows: int | None = None) -> Rows:
+        probe = self._execute(f"SELECT * FROM ({sql}) AS _q LIMIT 0")
+        columns = list(probe.colnames())
+        aliases = [f"c{i}" for i in range(len(columns))]
+        wrapped = f"SELECT * FROM ({sql}) AS _q({', '.join(aliases)})"
+        result = self._execute(wrapped, 0 if max_rows is None else max_rows + 1)
+        data = [tuple(row[a] for a in aliases) for row in result]
+        truncated = max_rows is not None and len(data) > max_rows
+        if truncated:
+            data = data[:max_rows]
+        return Rows(columns, canonical_rows(data), truncated)
+
+
+def _version(plpy: Any) -> str:
+    return __version__
+
+
+ENTRY_POINTS: dict[str, Callable[..., Any]] = {"version": _version}
+
+
+def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make ``fn(plpy, **args)`` callable from SQL as entry point ``name``."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        ENTRY_POINTS[name] = fn
+        return fn
+
+    return wrap
+
+
+def call(plpy: Any, sql_version: str, name: str, **args: Any) -> Any:
+    """Run entry point ``name``; turn our errors into PostgreSQL errors with their SQLSTATE."""
+    if sql_version != __version__:
+        plpy.error(
+            f"siselect: the SQL objects are version {sql_version} but the Python package is "
+            f"{__version__}",
+            hint="Run ALTER EXTENSION siselect UPDATE, or reinstall with make install.",
+            sqlstate="0A000",
+        )
+    _load_entry_points()
+    try:
+        result = ENTRY_POINTS[name](plpy, **args)
+    except SiselectError as exc:
+        plpy.error(f"siselect: {exc.message}", detail=exc.detail, sqlstate=exc.sqlstate)
+    if isinstance(result, dict | list):
+        return json.dumps(result)
+    return result
+
+
+def _load_entry_points() -> None:
+    # Importing the modules registers their entry points; done lazily so that
+    # siselect.version() stays cheap and works even if a later stage fails to import.
+    from . import server_api  # noqa: F401
+
+
+def search_path_schemas(plpy: Any) -> list[str]:
+    rows = plpy.execute("SELECT unnest(current_schemas(false)) AS s")
+    return [r["s"] for r in rows]
+
+
+__all__ = ["PlpyExecutor", "call", "register", "quote_ident", "search_path_schemas"]

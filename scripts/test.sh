@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The test command: lint, pytest (unit + integration), then the pgTAP suite with pg_prove.
+# Runs against a private cluster under $SISELECT_HOME (default /tmp/siselect-tests-$UID).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python="${PYTHON:-python3}"
+export SISELECT_HOME="${SISELECT_TEST_HOME:-/tmp/siselect-tests-$(id -u)}"
+unset SISELECT_DSN
+
+"$python" -m ruff check plpy tests bench
+"$python" -m mypy --no-error-summary
+
+dsn="$("$python" -m siselect.client.cli server start | tail -n 1)"
+export SISELECT_TEST_DSN="$dsn"
+trap '"$python" -m siselect.client.cli server stop >/dev/null' EXIT
+
+status=0
+"$python" -m pytest "$@" || status=$?
+
+# pgTAP: a fresh database with pgtap and siselect, one file per area.
+port="$("$python" -c "import urllib.parse,sys; print(urllib.parse.urlparse(sys.argv[1]).port)" "$dsn")"
+psql_base=(-h 127.0.0.1 -p "$port" -U postgres)
+psql "${psql_base[@]}" -d postgres -qAt -c "DROP DATABASE IF EXISTS siselect_tap" \
+     -c "CREATE DATABASE siselect_tap" >/dev/null
+psql "${psql_base[@]}" -d siselect_tap -qAt -c "CREATE EXTENSION pgtap" \
+     -c "CREATE EXTENSION siselect CASCADE" >/dev/null
+pg_prove "${psql_base[@]}" -d siselect_tap tests/pgtap/*.sql || status=$?
+exit $status
