@@ -51,6 +51,13 @@ class Catalog:
         lowered = name.lower()
         return next((t for n, t in self.tables.items() if n.lower() == lowered), None)
 
+    def number(self, name: str) -> int:
+        """A stable small number for a table (1-based, by sorted name), used in witness ids."""
+        return sorted(self.tables).index(name) + 1
+
+    def by_number(self, number: int) -> Table:
+        return self.tables[sorted(self.tables)[number - 1]]
+
     def types(self) -> dict[str, dict[str, str]]:
         """``{table: {column: type}}``, the mapping sqlglot's optimizer takes as a schema."""
         return {t.name: {c.name: c.type for c in t.columns} for t in self.tables.values()}

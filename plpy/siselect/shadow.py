@@ -1,0 +1,59 @@
+"""Evaluate a query on a sub-instance D' of D without writing anything.
+
+Every reference to a base table is replaced by a subquery over the same table that
+keeps only D''s rows (a TID scan), under the reference's own alias, so the query text
+runs unchanged in a read-only transaction and on a hot standby.
+"""
+
+from collections.abc import Mapping, Sequence
+
+from sqlglot import exp
+
+from .catalog import Catalog
+from .executor import quote_ident, quote_literal
+
+
+def _cte_names(tree: exp.Expression) -> set[str]:
+    return {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+
+
+def base_tables(tree: exp.Expression, catalog: Catalog) -> list[str]:
+    """Names (as in the catalog) of the base tables a query reads, in first-seen order."""
+    ctes = _cte_names(tree)
+    seen: list[str] = []
+    for table in tree.find_all(exp.Table):
+        if table.name in ctes and not table.db:
+            continue
+        found = catalog.table(table.name)
+        if found is not None and found.name not in seen:
+            seen.append(found.name)
+    return seen
+
+
+def tid_array(ctids: Sequence[str]) -> str:
+    return quote_literal("{" + ",".join(f'"{c}"' for c in ctids) + "}") + "::tid[]"
+
+
+def restrict(tree: exp.Query, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> exp.Query:
+    """A copy of ``tree`` reading only the rows ``{table: [ctid, ...]}`` of each base table.
+
+    Tables absent from ``rows`` read as empty.
+    """
+    tree = tree.copy()
+    ctes = _cte_names(tree)
+    for table in list(tree.find_all(exp.Table)):
+        if table.name in ctes and not table.db:
+            continue
+        found = catalog.table(table.name)
+        if found is None:
+            continue
+        alias_node = table.args.get("alias")
+        ident = alias_node.this.copy() if alias_node is not None and alias_node.this else table.this.copy()
+        source = f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
+        sub = exp.maybe_parse(
+            f"(SELECT * FROM {source} WHERE ctid = ANY({tid_array(rows.get(found.name, []))}))",
+            dialect="postgres",
+        )
+        # Keep the reference's own identifier (quoted or not) so that column references resolve.
+        table.replace(exp.Subquery(this=sub.unnest(), alias=exp.TableAlias(this=ident)))
+    return tree

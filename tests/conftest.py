@@ -1,0 +1,78 @@
+"""One place for database fixtures.
+
+Integration tests run against a real PostgreSQL: the cluster named by
+$SISELECT_TEST_DSN (the test command starts one), or else the embedded cluster under
+a private home, started here as the ``postgres`` user. Each test session gets its own
+database (pytest-postgresql's janitor creates and drops it) with the extension installed.
+"""
+
+import os
+import urllib.parse
+from pathlib import Path
+
+import psycopg
+import pytest
+from pytest_postgresql.janitor import DatabaseJanitor
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+SUPERHERO = SHARED / "bird" / "dev_databases" / "superhero" / "superhero.sqlite"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _cluster_dsn() -> str:
+    if os.environ.get("SISELECT_TEST_DSN"):
+        return os.environ["SISELECT_TEST_DSN"]
+    from siselect.client.embedded import Cluster
+
+    local = Cluster(Path(os.environ.get("SISELECT_TEST_HOME", f"/tmp/siselect-tests-{os.getuid()}")))
+    local.start()
+    return local.dsn("postgres")
+
+
+@pytest.fixture(scope="session")
+def cluster_dsn() -> str:
+    try:
+        return _cluster_dsn()
+    except Exception as exc:  # no server binaries: integration tests cannot run here
+        pytest.skip(f"no PostgreSQL cluster available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def dsn(cluster_dsn: str) -> str:
+    """A fresh database for this test session, with siselect installed."""
+    url = urllib.parse.urlparse(cluster_dsn)
+    name = f"siselect_pytest_{os.getpid()}"
+    janitor = DatabaseJanitor(user=url.username or "postgres", host=url.hostname or "127.0.0.1",
+                              port=url.port or 5432, dbname=name)
+    janitor.init()
+    test_dsn = url._replace(path=f"/{name}").geturl()
+    with psycopg.connect(test_dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION siselect CASCADE")
+    yield test_dsn
+    janitor.drop()
+
+
+@pytest.fixture
+def conn(dsn: str):
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        yield connection
+
+
+@pytest.fixture(scope="session")
+def superhero(dsn: str) -> str:
+    """Load BIRD's superhero database once per session; returns its name (schema)."""
+    from siselect.client.loader import load
+
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        load(connection, SUPERHERO, "superhero")
+    return "superhero"
+
+
+@pytest.fixture
+def executor(dsn: str, superhero: str):
+    """A read-only psycopg executor whose search_path is the superhero schema."""
+    from siselect.client.pgexec import PsycopgExecutor, connect
+
+    with connect(dsn, superhero, statement_timeout_ms=30_000) as connection:
+        yield PsycopgExecutor(connection)
