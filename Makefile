@@ -24,9 +24,9 @@ all install:
 	@echo "PGXS not found: run 'make deps' first (installs postgresql-server-dev)" >&2; exit 1
 endif
 
-build/siselect--$(EXTVERSION).sql: sql/siselect--$(EXTVERSION).sql
+build/siselect--$(EXTVERSION).sql: sql/siselect--$(EXTVERSION).sql Makefile
 	@mkdir -p build
-	sed 's|@PYTHON_DIR@|$(PYTHON_DIR)|g' $< > $@
+	sed 's|@BOOT@|import sys; "$(PYTHON_DIR)" in sys.path or sys.path.insert(0, "$(PYTHON_DIR)"); from siselect.server import call|' $< > $@
 
 # The server's package folder is replaced whole, so no stale module survives an upgrade.
 install: install-python

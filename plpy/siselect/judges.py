@@ -8,6 +8,8 @@ OpenAI-compatible endpoint (:mod:`siselect.llm`).
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlglot import exp
+
 from .catalog import Catalog
 
 
@@ -46,3 +48,38 @@ class NoJudge:
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         return JudgeAnswer(None, error="no judge")
+
+
+class ReferenceJudge:
+    """The answer of a trusted query (in benchmarks: the gold query) on D'."""
+
+    name = "reference"
+
+    def __init__(self, tree: exp.Query):
+        self.tree = tree
+
+    def answer(self, context: JudgeContext) -> JudgeAnswer:
+        rows = context.run_on_instance(self.tree)
+        return JudgeAnswer([list(r) for r in rows.rows])
+
+
+JUDGES = ("llm", "reference", "none")
+
+
+def make_judge(name: str, reference: exp.Query | None, llm_config: Any = None) -> Judge:
+    """The judge called ``name``; ``reference`` is required for the reference judge."""
+    from .errors import InvalidInput
+
+    if name == "none":
+        return NoJudge()
+    if name == "reference":
+        if reference is None:
+            raise InvalidInput("the reference judge needs a reference query")
+        return ReferenceJudge(reference)
+    if name == "llm":
+        from .llm import LLMJudge
+
+        if llm_config is None:
+            raise InvalidInput("the llm judge needs an endpoint configuration", "22023")
+        return LLMJudge(llm_config)
+    raise InvalidInput(f"unknown judge {name!r}; use one of {', '.join(JUDGES)}")

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import __version__
 from .errors import QueryFailed, SiselectError
-from .executor import Rows, quote_ident
+from .executor import Rows, quote_ident, quote_literal
 from .values import canonical_rows
 
 
@@ -23,14 +23,17 @@ class PlpyExecutor:
     wrapped with positional aliases after a zero-row probe of its columns.
     """
 
-    _GUARD = "SET LOCAL transaction_read_only = on; "
-
-    def __init__(self, plpy: Any):
+    def __init__(self, plpy: Any, search_path: str | None = None):
         self.plpy = plpy
+        # The functions pin their own search_path; candidate queries resolve names on the
+        # caller's, which the SQL signature captures in a default argument.
+        path = "" if search_path is None else (
+            f"SELECT pg_catalog.set_config('search_path', {quote_literal(search_path)}, true); ")
+        self._guard = path + "SET LOCAL transaction_read_only = on; "
 
     def _execute(self, sql: str, limit: int = 0):
         try:
-            return self.plpy.execute(self._GUARD + sql, limit)
+            return self.plpy.execute(self._guard + sql, limit)
         except self.plpy.SPIError as exc:
             sqlstate = getattr(exc, "sqlstate", None) or "XX000"
             message = str(exc.args[0] if exc.args else exc).splitlines()[0]

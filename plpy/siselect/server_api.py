@@ -1,7 +1,11 @@
 """Entry points callable from the extension's SQL functions (registered on import)."""
 
+import json
 from typing import Any
 
+from .catalog import load_catalog
+from .materialize import statements
+from .separation import options_from, separate
 from .server import PlpyExecutor, register
 from .transpile import to_postgres
 
@@ -11,4 +15,65 @@ def transpile(plpy: Any, sql: str, dialect: str) -> str:
     return to_postgres(sql, dialect)
 
 
-__all__ = ["PlpyExecutor"]
+@register("separate")
+def separate_entry(plpy: Any, q1: str, q2: str, search_path: str, **options: Any) -> dict:
+    executor = PlpyExecutor(plpy, search_path)
+    return separate(executor, q1, q2, options_from(**options))
+
+
+@register("materialize")
+def materialize_entry(plpy: Any, instance: str, schema: str | None, search_path: str) -> str:
+    catalog = load_catalog(PlpyExecutor(plpy, search_path))
+    for sql, records in statements(json.loads(instance), catalog, schema):
+        if records is None:
+            plpy.execute(sql)
+        else:
+            plan = plpy.prepare(sql, ["jsonb"])
+            plpy.execute(plan, [json.dumps(records)])
+    if schema is None:
+        return plpy.execute("SELECT nspname::text AS s FROM pg_namespace "
+                            "WHERE oid = pg_my_temp_schema()")[0]["s"]
+    return schema
+
+
+@register("tournament")
+def tournament_entry(plpy: Any, candidates: list[str] | None, question: str, evidence: str | None,
+                     judge: str, reference: str | None, search_path: str,
+                     **options: Any) -> dict:
+    from .catalog import load_catalog
+    from .errors import InvalidInput
+    from .judges import make_judge
+    from .server_config import llm_config
+    from .tournament import run_tournament
+    from .transpile import to_tree
+
+    if candidates is None:
+        raise InvalidInput("candidates must not be NULL")
+    executor = PlpyExecutor(plpy, search_path)
+    opts = options_from(**options)
+    catalog = load_catalog(executor)
+    ref_tree = to_tree(reference, opts.dialect, catalog) if reference else None
+    chosen = make_judge(judge, ref_tree, llm_config() if judge == "llm" else None)
+    return run_tournament(executor, list(candidates), question, evidence, chosen, opts,
+                          reference, catalog)
+
+
+@register("tournament_report")
+def tournament_report_entry(plpy: Any, result: str) -> str:
+    from .report import markdown_report
+
+    return markdown_report(json.loads(result))
+
+
+@register("set_llm_config")
+def set_llm_config_entry(plpy: Any, config: str | None) -> str:
+    from .server_config import write_llm_config
+
+    return write_llm_config(json.loads(config) if config is not None else None)
+
+
+@register("llm_config")
+def llm_config_entry(plpy: Any) -> dict:
+    from .server_config import llm_config, public_view
+
+    return public_view(llm_config())

@@ -3,7 +3,7 @@
 import argparse
 
 from ..executor import Rows
-from ..transpile import DIALECTS, to_postgres
+from ..transpile import DIALECTS, to_postgres, to_tree
 from .cli import command, common, connect_db, emit_json, info, path_arg, resolve_dsn
 from .render import text_table
 
@@ -117,3 +117,134 @@ def transpile_cmd(args: argparse.Namespace) -> int:
             catalog = load_catalog(PsycopgExecutor(conn))
     print(to_postgres(args.query, args.dialect, catalog))
     return 0
+
+
+@spec
+def _separate(sub) -> None:
+    p = sub.add_parser("separate", help="find a few real rows on which two queries disagree")
+    p.add_argument("q1")
+    p.add_argument("q2")
+    p.add_argument("--dialect", choices=DIALECTS, default="postgres")
+    p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
+    p.add_argument("--max-rows", type=int, default=30, help="largest instance to return")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", default="lineage")
+    p.add_argument("--with-references", action="store_true",
+                   help="add the rows that kept rows reference through foreign keys")
+    p.add_argument("--json", action="store_true", help="last line: the result object")
+    common(p)
+
+
+@command("separate")
+def separate_cmd(args: argparse.Namespace) -> int:
+    from ..separation import options_from, separate
+    from .pgexec import PsycopgExecutor
+    from .render import separation_text
+
+    options = options_from(dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows,
+                           seed=args.seed, backend=args.backend,
+                           with_references=args.with_references)
+    with connect_db(args) as conn:
+        result = separate(PsycopgExecutor(conn), args.q1, args.q2, options)
+    if args.json:
+        emit_json(result)
+    else:
+        print(separation_text(result))
+    return 0 if result["status"] in ("separated", "same_answer") else 2
+
+
+@spec
+def _tournament(sub) -> None:
+    p = sub.add_parser("tournament", help="select one candidate by a round-robin tournament")
+    p.add_argument("candidates", nargs="+", metavar="SQL")
+    p.add_argument("--question", required=True)
+    p.add_argument("--evidence")
+    p.add_argument("--judge", choices=["llm", "reference", "none"], default="llm")
+    p.add_argument("--reference", metavar="SQL", help="a trusted query (the reference judge's)")
+    p.add_argument("--dialect", choices=DIALECTS, default="postgres")
+    p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
+    p.add_argument("--max-rows", type=int, default=30)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--report", metavar="FILE", help="write the report (.md or .html)")
+    p.add_argument("--json", action="store_true", help="last line: the result object")
+    llm_options(p)
+    common(p)
+
+
+def llm_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("LLM endpoint (default: $SISELECT_LLM_URL, $SISELECT_LLM_MODEL, "
+                             "$OPENAI_API_KEY)")
+    g.add_argument("--llm-url", help="base URL of an OpenAI-compatible API, e.g. http://host:8000/v1")
+    g.add_argument("--llm-model")
+    g.add_argument("--llm-config", metavar="FILE", help="JSON file with the endpoint settings")
+    g.add_argument("--votes", type=int, help="judge calls per duel, majority wins (default 3)")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--top-p", type=float)
+    g.add_argument("--llm-param", action="append", default=[], metavar="KEY=JSON",
+                   help="extra request field passed through, e.g. top_k=20 (repeatable)")
+    g.add_argument("--format", choices=["json", "markdown", "sql"],
+                   help="how D' is shown to the LLM (default json)")
+
+
+def llm_config_from(args: argparse.Namespace):
+    """The endpoint configuration: file, then environment, then flags (last wins)."""
+    import json
+    import os
+
+    from ..errors import InvalidInput
+    from ..llm import LLMConfig
+
+    config = LLMConfig.from_file(args.llm_config) if args.llm_config else LLMConfig.from_env(os.environ)
+    extra = dict(config.extra)
+    for item in args.llm_param:
+        key, _, value = item.partition("=")
+        if not key or not _:
+            raise InvalidInput(f"--llm-param expects KEY=VALUE, got {item!r}")
+        try:
+            extra[key] = json.loads(value)
+        except ValueError:
+            extra[key] = value
+    overrides = {"base_url": args.llm_url, "model": args.llm_model, "votes": args.votes,
+                 "temperature": args.temperature, "top_p": args.top_p, "format": args.format,
+                 "extra": extra}
+    return config.merged(**{k: v for k, v in overrides.items() if v is not None})
+
+
+@command("tournament")
+def tournament_cmd(args: argparse.Namespace) -> int:
+    from ..catalog import load_catalog
+    from ..judges import make_judge
+    from ..separation import options_from
+    from ..tournament import run_tournament
+    from .pgexec import PsycopgExecutor
+    from .render import tournament_text
+
+    options = options_from(dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows,
+                           seed=args.seed)
+    with connect_db(args) as conn:
+        executor = PsycopgExecutor(conn)
+        catalog = load_catalog(executor)
+        reference = to_tree(args.reference, args.dialect, catalog) if args.reference else None
+        config = llm_config_from(args) if args.judge == "llm" else None
+        judge = make_judge(args.judge, reference, config)
+        result = run_tournament(executor, args.candidates, args.question, args.evidence, judge,
+                                options, args.reference, catalog)
+    if args.report:
+        write_report(result, args.report)
+    if args.json:
+        emit_json(result)
+    else:
+        print(tournament_text(result))
+    return 0
+
+
+def write_report(result: dict, path: str) -> None:
+    from pathlib import Path
+
+    from ..report import html_report, markdown_report
+
+    target = Path(path)
+    text = html_report(result) if target.suffix.lower() in (".html", ".htm") else \
+        markdown_report(result)
+    target.write_text(text, encoding="utf-8")
+    info(f"report written to {target}")

@@ -1,0 +1,73 @@
+"""Real rows out of the database: the instance itself, and rows around it."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from . import rowids
+from .catalog import Catalog
+from .executor import Executor, quote_ident
+from .pair import group_rows
+from .shadow import base_tables, tid_array
+
+
+def _source(catalog: Catalog, table: str) -> str:
+    found = catalog.tables[table]
+    return f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
+
+
+def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) -> dict[str, Any]:
+    """``{table: {"columns": [...], "rows": [[...], ...]}}`` for encoded row ids."""
+    instance: dict[str, Any] = {}
+    for table, ctids in sorted(group_rows(rows, catalog).items()):
+        cols = ", ".join(quote_ident(c.name) for c in catalog.tables[table].columns)
+        result = executor.run(
+            f"SELECT {cols} FROM {_source(catalog, table)} "
+            f"WHERE ctid = ANY({tid_array(ctids)}) ORDER BY ctid"
+        )
+        instance[table] = {"columns": result.columns, "rows": [list(r) for r in result.rows]}
+    return instance
+
+
+def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str) -> list[int]:
+    sql = (f"SELECT {rowids.rowid_sql(catalog.number(table), 't')} "
+           f"FROM {_source(catalog, table)} AS t WHERE {where}")
+    return [int(r) for (r,) in executor.run(sql).rows]
+
+
+def referenced_rows(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
+                    limit: int) -> list[int] | None:
+    """Every row of every table the queries read, or None when that exceeds ``limit``."""
+    tables = []
+    for tree in trees:
+        tables += [t for t in base_tables(tree, catalog) if t not in tables]
+    total = 0
+    result: list[int] = []
+    for table in tables:
+        result += _rowids_of(executor, catalog, table, "true")
+        total = len(result)
+        if total > limit:
+            return None
+    return result
+
+
+def referenced_closure(executor: Executor, catalog: Catalog, rows: Sequence[int]) -> list[int]:
+    """``rows`` plus, transitively, the rows they reference through foreign keys."""
+    closure = set(rows)
+    frontier = set(rows)
+    while frontier:
+        added: set[int] = set()
+        for table, ctids in group_rows(frontier, catalog).items():
+            for fk in catalog.tables[table].foreign_keys:
+                if catalog.table(fk.ref_table) is None:
+                    continue
+                ref = catalog.table(fk.ref_table).name  # type: ignore[union-attr]
+                local = ", ".join(f"k.{quote_ident(c)}" for c in fk.columns)
+                remote = ", ".join(f"t.{quote_ident(c)}" for c in fk.ref_columns)
+                where = (f"({remote}) IN (SELECT {local} FROM {_source(catalog, table)} AS k "
+                         f"WHERE k.ctid = ANY({tid_array(ctids)}))")
+                added.update(_rowids_of(executor, catalog, ref, where))
+        frontier = added - closure
+        closure |= frontier
+    return sorted(closure)

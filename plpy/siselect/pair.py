@@ -1,0 +1,69 @@
+"""Two queries evaluated side by side on D and on sub-instances D' of D.
+
+Verification is the only judge of separation: a row set separates when both queries,
+run by PostgreSQL on exactly those rows, give different answers (see
+:func:`siselect.answers.same_answer`). Results are cached per row set.
+"""
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from . import rowids
+from .answers import same_answer
+from .catalog import Catalog
+from .executor import Executor, Rows
+from .shadow import restrict
+
+MAX_ANSWER_ROWS = 100_000
+
+
+@dataclass
+class Timer:
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def add(self, phase: str, started: float) -> None:
+        self.seconds[phase] += time.perf_counter() - started
+
+
+def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[str]]:
+    """Encoded row ids -> ``{table name: [ctid, ...]}``."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for rowid in sorted(set(rows)):
+        number, ctid = rowids.decode(rowid)
+        grouped[catalog.by_number(number).name].append(ctid)
+    return dict(grouped)
+
+
+@dataclass
+class Pair:
+    executor: Executor
+    catalog: Catalog
+    trees: tuple[exp.Query, exp.Query]
+    timer: Timer = field(default_factory=Timer)
+    tests: int = 0
+    _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
+
+    def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
+        return self.executor.run(tree.sql(dialect="postgres"), max_rows=max_rows)
+
+    def answers_on(self, rows: Iterable[int]) -> tuple[Rows, Rows]:
+        """Both queries' answers on D' = ``rows`` (encoded row ids)."""
+        key = frozenset(rows)
+        if key not in self._cache:
+            started = time.perf_counter()
+            grouped = group_rows(key, self.catalog)
+            self._cache[key] = (
+                self.run(restrict(self.trees[0], self.catalog, grouped)),
+                self.run(restrict(self.trees[1], self.catalog, grouped)),
+            )
+            self.tests += 1
+            self.timer.add("verification", started)
+        return self._cache[key]
+
+    def separates(self, rows: Iterable[int]) -> bool:
+        a1, a2 = self.answers_on(rows)
+        return not same_answer(a1.rows, a2.rows)

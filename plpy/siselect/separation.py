@@ -1,0 +1,215 @@
+"""Separating instances (paper section II): a few real rows on which Q1 and Q2 disagree.
+
+The pipeline, like the paper's Figure 1 left half:
+parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> minimise.
+"""
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from . import nondeterminism
+from .answers import same_answer
+from .catalog import Catalog, load_catalog
+from .errors import InvalidInput, QueryFailed, SiselectError
+from .executor import Executor, Rows
+from .extract import fetch_instance, referenced_rows
+from .lineage import witness_query
+from .minimise import ddmin
+from .pair import Pair, Timer
+from .search import fetch_pool, growing_proposals, paper_proposals, paper_sizes, union_sql
+from .ties import with_ties
+from .transpile import to_tree
+
+STRATEGIES = ("minimal", "paper")
+BACKENDS = ("lineage",)
+UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
+
+
+@dataclass
+class Options:
+    dialect: str = "postgres"
+    strategy: str = "minimal"
+    max_rows: int = 30
+    seed: int = 0
+    backend: str = "lineage"
+    with_references: bool = False
+
+    def check(self) -> "Options":
+        if self.strategy not in STRATEGIES:
+            raise InvalidInput(f"unknown strategy {self.strategy!r}; use {', '.join(STRATEGIES)}")
+        if self.backend not in BACKENDS:
+            raise InvalidInput(f"unknown backend {self.backend!r}; use {', '.join(BACKENDS)}")
+        if self.max_rows is None or self.max_rows < 1:
+            raise InvalidInput("max_rows must be at least 1")
+        if self.seed is None:
+            raise InvalidInput("seed must not be NULL")
+        return self
+
+
+def answer_json(rows: Rows) -> dict[str, Any]:
+    return {"columns": rows.columns, "rows": [list(r) for r in rows.rows]}
+
+
+def parse_pair(q1: str, q2: str, dialect: str, catalog: Catalog) -> tuple[exp.Query, exp.Query]:
+    """Both trees, or an error that names the query at fault."""
+    trees = []
+    for label, sql in (("q1", q1), ("q2", q2)):
+        try:
+            trees.append(to_tree(sql, dialect, catalog))
+        except SiselectError as exc:
+            raise type(exc)(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
+    return trees[0], trees[1]
+
+
+def run_on_d(pair: Pair) -> tuple[Rows, Rows]:
+    answers = []
+    for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
+        try:
+            answers.append(pair.run(tree))
+        except QueryFailed as exc:
+            raise QueryFailed(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
+    return answers[0], answers[1]
+
+
+def separate(executor: Executor, q1: str, q2: str, options: Options | None = None,
+             catalog: Catalog | None = None) -> dict[str, Any]:
+    """Separate ``q1`` and ``q2`` on the database behind ``executor``; a JSON-ready dict.
+
+    Invalid queries and queries that fail on D raise :class:`SiselectError` (with the
+    SQLSTATE); everything else is a ``status`` in the result.
+    """
+    options = (options or Options()).check()
+    started = time.perf_counter()
+    catalog = catalog or load_catalog(executor)
+    pair = Pair(executor, catalog, parse_pair(q1, q2, options.dialect, catalog))
+    a1, a2 = run_on_d(pair)
+    pair.timer.add("execution", started)
+    return separate_pair(pair, a1, a2, options, started)
+
+
+def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
+                  started: float | None = None) -> dict[str, Any]:
+    """Separate two parsed queries whose answers on D are ``a1`` and ``a2``."""
+    started = time.perf_counter() if started is None else started
+    result: dict[str, Any] = {
+        "status": None,
+        "strategy": options.strategy,
+        "backend": options.backend,
+        "seed": options.seed,
+        "sql": {"q1": pair.trees[0].sql("postgres"), "q2": pair.trees[1].sql("postgres")},
+        "rows_on_d": {"q1": len(a1.rows), "q2": len(a2.rows)},
+    }
+    if same_answer(a1.rows, a2.rows):
+        return _finish(result, pair, started, "same_answer",
+                       "Q1 and Q2 give the same answer on the whole database")
+    tie = _tie_only(pair, a1, a2)
+    if tie:
+        return _finish(result, pair, started, "nondeterministic", tie)
+    found, notes = _search(pair, options)
+    result["notes"] = notes
+    if found is None:
+        return _finish(result, pair, started, "failed", "no separating instance was found")
+    if len(found) > options.max_rows:
+        result["rows"] = len(found)
+        return _finish(result, pair, started, "failed",
+                       f"the smallest separating instance found has {len(found)} rows, "
+                       f"more than max_rows = {options.max_rows}")
+    if options.with_references:
+        found = _with_references(pair, found, result)
+    d1, d2 = pair.answers_on(found)
+    result.update(instance=fetch_instance(pair.executor, pair.catalog, found), rows=len(found),
+                  row_ids=found, answers={"q1": answer_json(d1), "q2": answer_json(d2)})
+    return _finish(result, pair, started, "separated", None)
+
+
+def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
+    """Say so when the queries differ on D only by how ties are broken (or by chance)."""
+    reasons = {}
+    for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
+        reason = nondeterminism.static_reason(tree) or nondeterminism.check(pair.run, tree)
+        if reason:
+            reasons[label] = reason
+    if not reasons:
+        return None
+    relaxed = [pair.run(with_ties(t)) for t in pair.trees]
+    if _overlap_explains(a1, a2, relaxed):
+        return "; ".join(f"{k}: {v}" for k, v in reasons.items())
+    return None
+
+
+def _overlap_explains(a1: Rows, a2: Rows, relaxed: list[Rows]) -> bool:
+    """Each answer fits in the other query's tie-inclusive answer."""
+    def inside(small: Rows, big: Rows) -> bool:
+        return all(any(same_answer([row], [other]) for other in big.rows) for row in small.rows)
+    return inside(a1, relaxed[1]) and inside(a2, relaxed[0])
+
+
+def _search(pair: Pair, options: Options) -> tuple[list[int] | None, list[str]]:
+    t0 = time.perf_counter()
+    lineages = [witness_query(t, pair.catalog) for t in pair.trees]
+    notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
+    pool = fetch_pool(pair.executor, lineages[0].sql, lineages[1].sql, options.seed)
+    pair.timer.add("lineage", t0)
+    t1 = time.perf_counter()
+    if options.strategy == "paper":
+        m, n = paper_sizes(*(t.sql("postgres") for t in pair.trees))
+        proposals = paper_proposals(pool, m, n, options.seed)
+    else:
+        proposals = growing_proposals(pool, options.seed)
+    found = next((rows for rows in proposals if rows and pair.separates(rows)), None)
+    if found is None and options.strategy == "minimal":
+        found = _fallback(pair, lineages[0].sql, lineages[1].sql, notes)
+    pair.timer.add("search", t1)
+    if found is not None and options.strategy == "minimal":
+        t2 = time.perf_counter()
+        found = ddmin(found, pair.separates)
+        pair.timer.add("minimisation", t2)
+    return found, notes
+
+
+def _fallback(pair: Pair, lineage1: str, lineage2: str, notes: list[str]) -> list[int] | None:
+    """All rows of all witnesses, then all rows of the tables read, when small enough."""
+    rows = [int(r) for (r,) in pair.executor.run(union_sql(lineage1, lineage2, UNION_LIMIT)).rows]
+    if len(rows) <= UNION_LIMIT and rows and pair.separates(rows):
+        notes.append(f"started from the whole lineage ({len(rows)} rows)")
+        return rows
+    every = referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
+    if every is not None and pair.separates(every):
+        notes.append(f"started from every row of the tables read ({len(every)} rows)")
+        return every
+    return None
+
+
+def _with_references(pair: Pair, found: list[int], result: dict[str, Any]) -> list[int]:
+    """Add the rows that kept rows reference through foreign keys, if still separating."""
+    from .extract import referenced_closure
+
+    closure = referenced_closure(pair.executor, pair.catalog, found)
+    if pair.separates(closure):
+        result["minimal_rows"] = len(found)
+        return closure
+    result.setdefault("notes", []).append(
+        "rows referenced through foreign keys were not added: with them the queries agree")
+    return found
+
+
+def _finish(result: dict[str, Any], pair: Pair, started: float, status: str,
+            reason: str | None) -> dict[str, Any]:
+    result["status"] = status
+    if reason:
+        result["reason"] = reason
+    result["tries"] = pair.tests
+    result["timings"] = {k: round(v, 6) for k, v in pair.timer.seconds.items()}
+    result["timings"]["total"] = round(time.perf_counter() - started, 6)
+    return result
+
+
+def options_from(**kwargs: Any) -> Options:
+    known = {k: v for k, v in kwargs.items() if k in asdict(Options()) and v is not None}
+    return Options(**known).check()
+
+
+__all__ = ["Options", "Timer", "separate", "options_from"]
