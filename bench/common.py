@@ -1,0 +1,50 @@
+"""What the bench scripts share: a server, the shared data, superhero loaded, statistics."""
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+import psycopg
+
+from siselect.client.cli import resolve_dsn
+from siselect.client.loader import load
+from siselect.client.pgexec import PsycopgExecutor, connect
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SUPERHERO = DATA / "bird" / "dev_databases" / "superhero" / "superhero.sqlite"
+TASKS = DATA / "bird" / "dev_superhero.json"
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--dsn", help="server to use (default: $SISELECT_DSN or the embedded one)")
+    return p
+
+
+def superhero_executor(args: argparse.Namespace) -> tuple[psycopg.Connection, PsycopgExecutor]:
+    dsn = resolve_dsn(args)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        load(conn, SUPERHERO, "superhero")
+    conn = connect(dsn, "superhero", statement_timeout_ms=60_000)
+    return conn, PsycopgExecutor(conn)
+
+
+def superhero_tasks(k: int) -> list[dict]:
+    """The superhero tasks that have candidates at K rollouts, with their candidates."""
+    tasks = {t["question_id"]: t for t in json.loads(TASKS.read_text())}
+    candidates = json.loads((DATA / "siselection" / "candidates" / str(k) / "stage1.json").read_text())
+    return [dict(tasks[int(q)], candidates=c) for q, c in candidates.items() if int(q) in tasks]
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"median": float("nan"), "p95": float("nan"), "max": float("nan")}
+    return {"median": statistics.median(values), "p95": quantile(values, 0.95), "max": max(values)}
