@@ -15,10 +15,23 @@ from sqlglot import exp
 from . import rowids
 from .answers import same_answer
 from .catalog import Catalog
+from .errors import QueryFailed
 from .executor import Executor, Rows
 from .shadow import restrict
 
 MAX_ANSWER_ROWS = 100_000
+
+
+def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
+    rows = executor.run(tree.sql(dialect="postgres"), max_rows=max_rows)
+    if rows.truncated:
+        raise QueryFailed(f"the answer has more than {max_rows} rows, the most siselect compares",
+                          "54000")
+    return rows
+
+
+class BudgetExceeded(QueryFailed):
+    """The call's total time budget ran out between two queries."""
 
 
 @dataclass
@@ -45,10 +58,17 @@ class Pair:
     trees: tuple[exp.Query, exp.Query]
     timer: Timer = field(default_factory=Timer)
     tests: int = 0
+    deadline: float | None = None  # time.monotonic() value after which work stops
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
 
     def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
-        return self.executor.run(tree.sql(dialect="postgres"), max_rows=max_rows)
+        """Run ``tree``; an answer cut at ``max_rows`` cannot be compared, so it is an error."""
+        self.check_budget()
+        return run_capped(self.executor, tree, max_rows)
+
+    def check_budget(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise BudgetExceeded("the time budget of this call is spent", "57014")
 
     def answers_on(self, rows: Iterable[int]) -> tuple[Rows, Rows]:
         """Both queries' answers on D' = ``rows`` (encoded row ids)."""

@@ -18,7 +18,7 @@ from .executor import Executor, Rows
 from .extract import fetch_instance, referenced_rows
 from .lineage import witness_query
 from .minimise import ddmin
-from .pair import Pair, Timer
+from .pair import BudgetExceeded, Pair, Timer
 from .search import fetch_pool, growing_proposals, paper_proposals, paper_sizes, union_sql
 from .ties import with_ties
 from .transpile import to_tree
@@ -36,6 +36,7 @@ class Options:
     seed: int = 0
     backend: str = "lineage"
     with_references: bool = False
+    budget_seconds: float = 300.0  # per pair; the caller's statement_timeout bounds each query
 
     def check(self) -> "Options":
         if self.strategy not in STRATEGIES:
@@ -46,6 +47,8 @@ class Options:
             raise InvalidInput("max_rows must be at least 1")
         if self.seed is None:
             raise InvalidInput("seed must not be NULL")
+        if not self.budget_seconds or self.budget_seconds <= 0:
+            raise InvalidInput("budget_seconds must be positive")
         return self
 
 
@@ -94,6 +97,8 @@ def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
                   started: float | None = None) -> dict[str, Any]:
     """Separate two parsed queries whose answers on D are ``a1`` and ``a2``."""
     started = time.perf_counter() if started is None else started
+    if pair.deadline is None:
+        pair.deadline = time.monotonic() + options.budget_seconds
     result: dict[str, Any] = {
         "status": None,
         "strategy": options.strategy,
@@ -108,7 +113,10 @@ def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
     tie = _tie_only(pair, a1, a2)
     if tie:
         return _finish(result, pair, started, "nondeterministic", tie)
-    found, notes = _search(pair, options)
+    try:
+        found, notes = _search(pair, options)
+    except BudgetExceeded as exc:
+        return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
     if found is None:
         return _finish(result, pair, started, "failed", "no separating instance was found")

@@ -36,6 +36,10 @@ class PlpyExecutor:
             return self.plpy.execute(self._guard + sql, limit)
         except self.plpy.SPIError as exc:
             sqlstate = getattr(exc, "sqlstate", None) or "XX000"
+            if sqlstate in ("57014", "57P01", "57P02", "57P03", "53200"):
+                # Cancel, statement_timeout (set by the caller for the whole call),
+                # shutdown, out of memory: end the call, never carry on.
+                raise
             message = str(exc.args[0] if exc.args else exc).splitlines()[0]
             raise QueryFailed(message, sqlstate, getattr(exc, "detail", None)) from None
 

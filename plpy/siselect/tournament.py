@@ -14,10 +14,10 @@ from sqlglot import exp
 
 from .answers import answer_key, matches_judge
 from .catalog import Catalog, load_catalog
-from .errors import InvalidInput, SiselectError
+from .errors import InvalidInput, QueryFailed, SiselectError
 from .executor import Executor, Rows
 from .judges import Judge, JudgeContext
-from .pair import Pair, group_rows
+from .pair import Pair, group_rows, run_capped
 from .separation import Options, answer_json, separate_pair
 from .shadow import restrict
 from .transpile import to_tree
@@ -64,7 +64,7 @@ def prepare(executor: Executor, catalog: Catalog, candidates: list[str], dialect
         entry = Entry(index, sql)
         try:
             entry.tree = to_tree(sql, dialect, catalog)
-            entry.answer = executor.run(entry.tree.sql("postgres"), max_rows=100_000)
+            entry.answer = run_capped(executor, entry.tree)
         except SiselectError as exc:
             entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
         entries.append(entry)
@@ -104,8 +104,14 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     a, b = entries[ga.representative], entries[gb.representative]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree))
-    sep = separate_pair(pair, a.answer, b.answer, t.options)
-    record: dict[str, Any] = {"a": a.index, "b": b.index, "separation": sep["status"]}
+    record: dict[str, Any] = {"a": a.index, "b": b.index}
+    try:
+        sep = separate_pair(pair, a.answer, b.answer, t.options)
+    except QueryFailed as exc:  # e.g. a per-query time limit hit on a lineage query
+        record.update(separation="error", verdict="draw",
+                      reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})")
+        return _score(ga, gb, record, {})
+    record["separation"] = sep["status"]
     if sep["status"] != "separated":
         record.update(verdict="draw", reason=f"no separating instance: {sep.get('reason')}")
         return _score(ga, gb, record, sep)
