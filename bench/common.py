@@ -33,7 +33,9 @@ def superhero_executor(args: argparse.Namespace) -> tuple[psycopg.Connection, Ps
 def superhero_tasks(k: int) -> list[dict]:
     """The superhero tasks that have candidates at K rollouts, with their candidates."""
     tasks = {t["question_id"]: t for t in json.loads(TASKS.read_text())}
-    candidates = json.loads((DATA / "siselection" / "candidates" / str(k) / "stage1.json").read_text())
+    candidates = json.loads(
+        (DATA / "siselection" / "candidates" / str(k) / "stage1.json").read_text()
+    )
     return [dict(tasks[int(q)], candidates=c) for q, c in candidates.items() if int(q) in tasks]
 
 

@@ -12,7 +12,6 @@ from collections import Counter
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from common import parser, summary, superhero_executor, superhero_tasks  # noqa: E402
-
 from siselect.catalog import load_catalog  # noqa: E402
 from siselect.pair import Pair  # noqa: E402
 from siselect.separation import Options, separate, separate_pair  # noqa: E402
@@ -40,7 +39,9 @@ def run_strategy(executor, catalog, pairs, strategy: str, max_rows: int) -> dict
         plain = plain_seconds(executor, a, b)
         pair = Pair(executor, catalog, (a.tree, b.tree))
         started = time.perf_counter()
-        result = separate_pair(pair, a.answer, b.answer, Options(strategy=strategy, max_rows=max_rows))
+        result = separate_pair(
+            pair, a.answer, b.answer, Options(strategy=strategy, max_rows=max_rows)
+        )
         elapsed = time.perf_counter() - started
         statuses[result["status"]] += 1
         if result["status"] == "separated":
@@ -50,30 +51,43 @@ def run_strategy(executor, catalog, pairs, strategy: str, max_rows: int) -> dict
         seconds.append(elapsed)
         ratios.append(elapsed / plain if plain > 0 else float("nan"))
     differing = statuses["separated"] + statuses["failed"]
-    return {"statuses": dict(statuses), "differing": differing,
-            "rate": statuses["separated"] / differing if differing else float("nan"),
-            "sizes": summary(sizes), "seconds": summary(seconds), "ratio": summary(ratios),
-            "failures": failures}
+    return {
+        "statuses": dict(statuses),
+        "differing": differing,
+        "rate": statuses["separated"] / differing if differing else float("nan"),
+        "sizes": summary(sizes),
+        "seconds": summary(seconds),
+        "ratio": summary(ratios),
+        "failures": failures,
+    }
 
 
 def big_database(conn, rows: int) -> None:
     """A generated schema ``bench_big``: customers and ``rows`` orders (created once)."""
-    exists = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_big' "
-                          "AND tablename = 'orders'").fetchone()[0]
+    exists = conn.execute(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_big' AND tablename = 'orders'"
+    ).fetchone()[0]
     if exists and conn.execute("SELECT count(*) FROM bench_big.orders").fetchone()[0] == rows:
         return
     conn.execute("DROP SCHEMA IF EXISTS bench_big CASCADE")
     conn.execute("CREATE SCHEMA bench_big")
-    conn.execute("CREATE TABLE bench_big.customer (id bigint PRIMARY KEY, region text, "
-                 "segment text)")
-    conn.execute("INSERT INTO bench_big.customer SELECT i, 'region ' || (i % 20), "
-                 "(ARRAY['retail','corporate','public'])[1 + i % 3] "
-                 "FROM generate_series(1, 100000) i")
-    conn.execute("CREATE TABLE bench_big.orders (id bigint PRIMARY KEY, customer_id bigint "
-                 "REFERENCES bench_big.customer, amount double precision, status text)")
-    conn.execute(f"INSERT INTO bench_big.orders SELECT i, 1 + (i * 7919) % 100000, "
-                 f"(i * 104729) % 1000 / 10.0, (ARRAY['open','shipped','returned'])[1 + i % 3] "
-                 f"FROM generate_series(1, {rows}) i")
+    conn.execute(
+        "CREATE TABLE bench_big.customer (id bigint PRIMARY KEY, region text, segment text)"
+    )
+    conn.execute(
+        "INSERT INTO bench_big.customer SELECT i, 'region ' || (i % 20), "
+        "(ARRAY['retail','corporate','public'])[1 + i % 3] "
+        "FROM generate_series(1, 100000) i"
+    )
+    conn.execute(
+        "CREATE TABLE bench_big.orders (id bigint PRIMARY KEY, customer_id bigint "
+        "REFERENCES bench_big.customer, amount double precision, status text)"
+    )
+    conn.execute(
+        f"INSERT INTO bench_big.orders SELECT i, 1 + (i * 7919) % 100000, "
+        f"(i * 104729) % 1000 / 10.0, (ARRAY['open','shipped','returned'])[1 + i % 3] "
+        f"FROM generate_series(1, {rows}) i"
+    )
     conn.execute("ANALYZE bench_big.customer, bench_big.orders")
 
 
@@ -86,10 +100,14 @@ def big_pair(args) -> None:
     dsn = resolve_dsn(args)
     with psycopg.connect(dsn, autocommit=True) as conn:
         big_database(conn, args.big_rows)
-    q1 = ("SELECT c.region, COUNT(*) FROM orders o JOIN customer c ON c.id = o.customer_id "
-          "WHERE o.amount > 50 AND o.status <> 'returned' GROUP BY c.region")
-    q2 = ("SELECT c.region, COUNT(*) FROM orders o JOIN customer c ON c.id = o.customer_id "
-          "WHERE o.amount >= 50 GROUP BY c.region")
+    q1 = (
+        "SELECT c.region, COUNT(*) FROM orders o JOIN customer c ON c.id = o.customer_id "
+        "WHERE o.amount > 50 AND o.status <> 'returned' GROUP BY c.region"
+    )
+    q2 = (
+        "SELECT c.region, COUNT(*) FROM orders o JOIN customer c ON c.id = o.customer_id "
+        "WHERE o.amount >= 50 GROUP BY c.region"
+    )
     with connect(dsn, "bench_big", statement_timeout_ms=600_000) as conn:
         executor = PsycopgExecutor(conn)
         for _ in range(2):  # warm the cache before timing
@@ -102,7 +120,7 @@ def big_pair(args) -> None:
     print(f"\n1M-row join-and-aggregate pair ({args.big_rows} orders, 100000 customers):")
     print(f"  status {result['status']}, {result.get('rows')} rows, tries {result['tries']}")
     print(f"  plain Q1+Q2 {plain:.3f} s; separate {total:.3f} s; ratio {total / plain:.2f}")
-    print(f"  phases: " + ", ".join(f"{k} {v:.3f} s" for k, v in result["timings"].items()))
+    print("  phases: " + ", ".join(f"{k} {v:.3f} s" for k, v in result["timings"].items()))
 
 
 def main() -> None:
@@ -119,18 +137,26 @@ def main() -> None:
     for strategy in ("minimal", "paper"):
         stats = run_strategy(executor, catalog, pairs, strategy, args.max_rows)
         print(f"\nstrategy {strategy}: statuses {stats['statuses']}")
-        print(f"  separation rate {stats['rate']:.1%} of {stats['differing']} differing pairs "
-              f"(instances of at most {args.max_rows} rows)")
+        print(
+            f"  separation rate {stats['rate']:.1%} of {stats['differing']} differing pairs "
+            f"(instances of at most {args.max_rows} rows)"
+        )
         s = stats["sizes"]
         print(f"  instance rows: median {s['median']}, p95 {s['p95']}, max {s['max']}")
         t, r = stats["seconds"], stats["ratio"]
-        print(f"  time per pair: median {t['median'] * 1000:.1f} ms, p95 {t['p95'] * 1000:.1f} ms; "
-              f"ratio to plain Q1+Q2: median {r['median']:.1f}, p95 {r['p95']:.1f}")
+        print(
+            f"  time per pair: median {t['median'] * 1000:.1f} ms, p95 {t['p95'] * 1000:.1f} ms; "
+            f"ratio to plain Q1+Q2: median {r['median']:.1f}, p95 {r['p95']:.1f}"
+        )
         for q1, q2, why in stats["failures"][:10]:
             print(f"  failed: {why}\n    Q1: {q1}\n    Q2: {q2}")
     a, b = pairs[0]
-    runs = [separate_pair(Pair(executor, catalog, (a.tree, b.tree)), a.answer, b.answer,
-                          Options(seed=7)).get("instance") for _ in range(2)]
+    runs = [
+        separate_pair(
+            Pair(executor, catalog, (a.tree, b.tree)), a.answer, b.answer, Options(seed=7)
+        ).get("instance")
+        for _ in range(2)
+    ]
     print(f"\nsame seed, same instance: {runs[0] == runs[1]}")
     conn.close()
     if args.big_rows:

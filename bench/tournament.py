@@ -12,7 +12,6 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 from common import parser, summary, superhero_executor, superhero_tasks  # noqa: E402
-
 from siselect.catalog import load_catalog  # noqa: E402
 from siselect.judges import ReferenceJudge  # noqa: E402
 from siselect.pair import run_capped  # noqa: E402
@@ -38,21 +37,30 @@ def main() -> None:
         gold_tree = to_tree(task["SQL"], "sqlite", catalog)
         gold = rows_set(run_capped(executor, gold_tree).rows)
         entries = prepare(executor, catalog, task["candidates"], "sqlite")
-        correct = {e.index for e in entries if e.answer is not None and rows_set(e.answer.rows) == gold}
+        correct = {
+            e.index for e in entries if e.answer is not None and rows_set(e.answer.rows) == gold
+        }
         groups = group(entries)
         consistency = max(groups, key=lambda g: (len(g.members), -g.representative)).representative
         started = time.perf_counter()
-        result = run_tournament(executor, task["candidates"], task["question"], task["evidence"],
-                                ReferenceJudge(gold_tree), Options(dialect="sqlite"),
-                                catalog=catalog)
+        result = run_tournament(
+            executor,
+            task["candidates"],
+            task["question"],
+            task["evidence"],
+            ReferenceJudge(gold_tree),
+            Options(dialect="sqlite"),
+            catalog=catalog,
+        )
         seconds.append(time.perf_counter() - started)
         chosen = result["winner"]["index"] if result["winner"] else None
         counts["tournament"] += chosen in correct
         counts["consistency"] += consistency in correct
         counts["upper_bound"] += bool(correct)
         if correct and chosen not in correct:
-            misses.append((task["question_id"], result["decided_by"],
-                           [d["reason"] for d in result["duels"]]))
+            misses.append(
+                (task["question_id"], result["decided_by"], [d["reason"] for d in result["duels"]])
+            )
     n = len(tasks)
     print(f"superhero, K={args.k}, reference judge: {n} tasks")
     for name, c in counts.items():
@@ -60,7 +68,9 @@ def main() -> None:
     ub = counts["upper_bound"]
     print(f"  tournament / upper bound = {counts['tournament'] / ub:.1%}" if ub else "")
     s = summary(seconds)
-    print(f"  time per task: median {s['median']:.2f} s, p95 {s['p95']:.2f} s, max {s['max']:.2f} s")
+    print(
+        f"  time per task: median {s['median']:.2f} s, p95 {s['p95']:.2f} s, max {s['max']:.2f} s"
+    )
     for qid, how, reasons in misses:
         print(f"  missed {qid} (decided by {how}): {reasons}")
     conn.close()

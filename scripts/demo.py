@@ -8,7 +8,9 @@ from pathlib import Path
 
 from siselect.client.cli import main as siselect
 
-DATA = Path(os.environ.get("SISELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = Path(
+    os.environ.get("SISELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 SQLITE = DATA / "bird" / "dev_databases" / "superhero" / "superhero.sqlite"
 TASKS = DATA / "bird" / "dev_superhero.json"
 CANDIDATES = DATA / "siselection" / "candidates" / "24" / "stage1.json"
@@ -40,11 +42,25 @@ def main() -> None:
     step(f"separating two candidates for question {qid}: {task['question']}")
     print(f"Q1: {sqls[0]}\nQ2: {sqls[1]}\n", flush=True)
     run("separate", "--db", "superhero", "--dialect", "sqlite", sqls[0], sqls[1])
-    judge = ["--judge", "llm"] if os.environ.get("SISELECT_LLM_URL") else \
-        ["--judge", "reference", "--reference", task["SQL"]]
+    judge = (
+        ["--judge", "llm"]
+        if os.environ.get("SISELECT_LLM_URL")
+        else ["--judge", "reference", "--reference", task["SQL"]]
+    )
     step(f"tournament of {len(sqls)} candidates ({judge[1]} judge)")
-    run("tournament", "--db", "superhero", "--dialect", "sqlite", "--question", task["question"],
-        "--evidence", task["evidence"], *judge, *sqls)
+    run(
+        "tournament",
+        "--db",
+        "superhero",
+        "--dialect",
+        "sqlite",
+        "--question",
+        task["question"],
+        "--evidence",
+        task["evidence"],
+        *judge,
+        *sqls,
+    )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ def _cluster_dsn() -> str:
         return os.environ["SISELECT_TEST_DSN"]
     from siselect.client.embedded import Cluster
 
-    local = Cluster(Path(os.environ.get("SISELECT_TEST_HOME", f"/tmp/siselect-tests-{os.getuid()}")))
+    local = Cluster(
+        Path(os.environ.get("SISELECT_TEST_HOME", f"/tmp/siselect-tests-{os.getuid()}"))
+    )
     local.start()
     return local.dsn("postgres")
 
@@ -43,8 +45,12 @@ def dsn(cluster_dsn: str) -> str:
     """A fresh database for this test session, with siselect installed."""
     url = urllib.parse.urlparse(cluster_dsn)
     name = f"siselect_pytest_{os.getpid()}"
-    janitor = DatabaseJanitor(user=url.username or "postgres", host=url.hostname or "127.0.0.1",
-                              port=url.port or 5432, dbname=name)
+    janitor = DatabaseJanitor(
+        user=url.username or "postgres",
+        host=url.hostname or "127.0.0.1",
+        port=url.port or 5432,
+        dbname=name,
+    )
     janitor.init()
     test_dsn = url._replace(path=f"/{name}").geturl()
     with psycopg.connect(test_dsn, autocommit=True) as conn:

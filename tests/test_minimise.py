@@ -8,7 +8,7 @@ from siselect.minimise import ddmin
 
 
 def one_minimal(result, predicate) -> bool:
-    return all(not predicate(result[:i] + result[i + 1:]) for i in range(len(result)))
+    return all(not predicate(result[:i] + result[i + 1 :]) for i in range(len(result)))
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -25,8 +25,11 @@ def test_paper_proposals_when_witness_sets_are_equal():
 
 
 def test_growing_proposals_grow_and_are_reproducible():
-    pool = Pool(only1=[[i] for i in range(20)], only2=[[100 + i] for i in range(3)],
-                both=[[200 + i] for i in range(8)])
+    pool = Pool(
+        only1=[[i] for i in range(20)],
+        only2=[[100 + i] for i in range(3)],
+        both=[[200 + i] for i in range(8)],
+    )
     first = list(growing_proposals(pool, seed=5))
     assert first == list(growing_proposals(pool, seed=5))
     assert len(first[0]) == 2

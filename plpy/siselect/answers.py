@@ -221,7 +221,7 @@ class _Index:
         hi = bisect_right(bucket, x + r, key=lambda item: item[0])
         for _, numbers in bucket[lo:hi]:
             a, b = (probe.numbers, numbers) if probe_first else (numbers, probe.numbers)
-            if all(numbers_match(x, y, tolerance) for x, y in zip(a, b, strict=True)):
+            if all(numbers_match(u, v, tolerance) for u, v in zip(a, b, strict=True)):
                 return True
         return False
 

@@ -37,3 +37,17 @@ class ConfigError(SiselectError):
     """Missing or wrong configuration (F0000 config_file_error family: 22023 here)."""
 
     sqlstate = "22023"
+
+
+class JudgeError(SiselectError):
+    """The judge could not answer (58000 system_error: the failure is outside PostgreSQL)."""
+
+    sqlstate = "58000"
+
+
+class JudgeUnavailable(JudgeError):
+    """The judge's endpoint is down, too slow, or refuses the request; retrying is over."""
+
+
+class JudgeReplyInvalid(JudgeError):
+    """The endpoint answered, but not with a usable chat completion (garbage, too large)."""

@@ -31,13 +31,16 @@ def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) ->
 
 
 def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str) -> list[int]:
-    sql = (f"SELECT {rowids.rowid_sql(catalog.number(table), 't')} "
-           f"FROM {_source(catalog, table)} AS t WHERE {where}")
+    sql = (
+        f"SELECT {rowids.rowid_sql(catalog.number(table), 't')} "
+        f"FROM {_source(catalog, table)} AS t WHERE {where}"
+    )
     return [int(r) for (r,) in executor.run(sql).rows]
 
 
-def referenced_rows(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
-                    limit: int) -> list[int] | None:
+def referenced_rows(
+    executor: Executor, catalog: Catalog, trees: Sequence[exp.Expr], limit: int
+) -> list[int] | None:
     """Every row of every table the queries read, or None when that exceeds ``limit``."""
     tables = []
     for tree in trees:
@@ -65,8 +68,10 @@ def referenced_closure(executor: Executor, catalog: Catalog, rows: Sequence[int]
                 ref = catalog.table(fk.ref_table).name  # type: ignore[union-attr]
                 local = ", ".join(f"k.{quote_ident(c)}" for c in fk.columns)
                 remote = ", ".join(f"t.{quote_ident(c)}" for c in fk.ref_columns)
-                where = (f"({remote}) IN (SELECT {local} FROM {_source(catalog, table)} AS k "
-                         f"WHERE k.ctid = ANY({tid_array(ctids)}))")
+                where = (
+                    f"({remote}) IN (SELECT {local} FROM {_source(catalog, table)} AS k "
+                    f"WHERE k.ctid = ANY({tid_array(ctids)}))"
+                )
                 added.update(_rowids_of(executor, catalog, ref, where))
         frontier = added - closure
         closure |= frontier

@@ -7,7 +7,9 @@ from .errors import InvalidInput
 from .executor import quote_ident
 
 
-def statements(instance: dict[str, Any], catalog: Catalog, schema: str | None) -> list[tuple[str, Any]]:
+def statements(
+    instance: dict[str, Any], catalog: Catalog, schema: str | None
+) -> list[tuple[str, Any]]:
     """``(sql, jsonb rows or None)`` pairs creating one table per instance table.
 
     Tables copy the column types of the database's table of the same name; rows are
@@ -22,16 +24,22 @@ def statements(instance: dict[str, Any], catalog: Catalog, schema: str | None) -
     for name, data in instance.items():
         table = catalog.table(name)
         if table is None:
-            raise InvalidInput(f"the instance names table {name!r}, which is not on the search_path",
-                               "42P01")
+            raise InvalidInput(
+                f"the instance names table {name!r}, which is not on the search_path", "42P01"
+            )
         columns = data.get("columns") if isinstance(data, dict) else None
         rows = data.get("rows") if isinstance(data, dict) else None
         if not isinstance(columns, list) or not isinstance(rows, list):
-            raise InvalidInput(f"table {name!r}: expected {{\"columns\": [...], \"rows\": [...]}}")
+            raise InvalidInput(f'table {name!r}: expected {{"columns": [...], "rows": [...]}}')
         qualified = f"{target}.{quote_ident(table.name)}"
         source = f"{quote_ident(table.schema)}.{quote_ident(table.name)}"
         result.append((f"CREATE TABLE {qualified} (LIKE {source})", None))
         records = [dict(zip(columns, row, strict=True)) for row in rows]
-        result.append((f"INSERT INTO {qualified} SELECT * FROM "
-                       f"jsonb_populate_recordset(NULL::{qualified}, $1)", records))
+        result.append(
+            (
+                f"INSERT INTO {qualified} SELECT * FROM "
+                f"jsonb_populate_recordset(NULL::{qualified}, $1)",
+                records,
+            )
+        )
     return result

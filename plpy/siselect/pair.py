@@ -25,8 +25,9 @@ MAX_ANSWER_ROWS = 100_000
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
     rows = executor.run(tree.sql(dialect="postgres"), max_rows=max_rows)
     if rows.truncated:
-        raise QueryFailed(f"the answer has more than {max_rows} rows, the most siselect compares",
-                          "54000")
+        raise QueryFailed(
+            f"the answer has more than {max_rows} rows, the most siselect compares", "54000"
+        )
     return rows
 
 

@@ -37,8 +37,7 @@ def pool_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL) -> str:
         f"WITH w1 AS MATERIALIZED ({lineage1}), w2 AS MATERIALIZED ({lineage2}), "
         "d12 AS (SELECT w FROM w1 EXCEPT SELECT w FROM w2), "
         "d21 AS (SELECT w FROM w2 EXCEPT SELECT w FROM w1), "
-        "common AS (SELECT w FROM w1 INTERSECT SELECT w FROM w2) "
-        + " UNION ALL ".join(parts)
+        "common AS (SELECT w FROM w1 INTERSECT SELECT w FROM w2) " + " UNION ALL ".join(parts)
     )
 
 
@@ -82,8 +81,10 @@ def paper_proposals(pool: Pool, m: int, n: int, seed: int, tries: int = 42) -> I
                 return
             yield _rows(rng.sample(pool.both, min(2, len(pool.both))))
         else:
-            yield _rows(rng.sample(pool.only1, min(m, len(pool.only1)))
-                        + rng.sample(pool.only2, min(n, len(pool.only2))))
+            yield _rows(
+                rng.sample(pool.only1, min(m, len(pool.only1)))
+                + rng.sample(pool.only2, min(n, len(pool.only2)))
+            )
 
 
 def growing_proposals(pool: Pool, seed: int, tries_per_size: int = 3) -> Iterator[list[int]]:

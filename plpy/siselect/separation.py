@@ -77,8 +77,13 @@ def run_on_d(pair: Pair) -> tuple[Rows, Rows]:
     return answers[0], answers[1]
 
 
-def separate(executor: Executor, q1: str, q2: str, options: Options | None = None,
-             catalog: Catalog | None = None) -> dict[str, Any]:
+def separate(
+    executor: Executor,
+    q1: str,
+    q2: str,
+    options: Options | None = None,
+    catalog: Catalog | None = None,
+) -> dict[str, Any]:
     """Separate ``q1`` and ``q2`` on the database behind ``executor``; a JSON-ready dict.
 
     Invalid queries and queries that fail on D raise :class:`SiselectError` (with the
@@ -93,8 +98,9 @@ def separate(executor: Executor, q1: str, q2: str, options: Options | None = Non
     return separate_pair(pair, a1, a2, options, started)
 
 
-def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
-                  started: float | None = None) -> dict[str, Any]:
+def separate_pair(
+    pair: Pair, a1: Rows, a2: Rows, options: Options, started: float | None = None
+) -> dict[str, Any]:
     """Separate two parsed queries whose answers on D are ``a1`` and ``a2``."""
     started = time.perf_counter() if started is None else started
     if pair.deadline is None:
@@ -108,8 +114,13 @@ def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
         "rows_on_d": {"q1": len(a1.rows), "q2": len(a2.rows)},
     }
     if same_answer(a1.rows, a2.rows):
-        return _finish(result, pair, started, "same_answer",
-                       "Q1 and Q2 give the same answer on the whole database")
+        return _finish(
+            result,
+            pair,
+            started,
+            "same_answer",
+            "Q1 and Q2 give the same answer on the whole database",
+        )
     tie = _tie_only(pair, a1, a2)
     if tie:
         return _finish(result, pair, started, "nondeterministic", tie)
@@ -122,14 +133,23 @@ def separate_pair(pair: Pair, a1: Rows, a2: Rows, options: Options,
         return _finish(result, pair, started, "failed", "no separating instance was found")
     if len(found) > options.max_rows:
         result["rows"] = len(found)
-        return _finish(result, pair, started, "failed",
-                       f"the smallest separating instance found has {len(found)} rows, "
-                       f"more than max_rows = {options.max_rows}")
+        return _finish(
+            result,
+            pair,
+            started,
+            "failed",
+            f"the smallest separating instance found has {len(found)} rows, "
+            f"more than max_rows = {options.max_rows}",
+        )
     if options.with_references:
         found = _with_references(pair, found, result)
     d1, d2 = pair.answers_on(found)
-    result.update(instance=fetch_instance(pair.executor, pair.catalog, found), rows=len(found),
-                  row_ids=found, answers={"q1": answer_json(d1), "q2": answer_json(d2)})
+    result.update(
+        instance=fetch_instance(pair.executor, pair.catalog, found),
+        rows=len(found),
+        row_ids=found,
+        answers={"q1": answer_json(d1), "q2": answer_json(d2)},
+    )
     return _finish(result, pair, started, "separated", None)
 
 
@@ -150,8 +170,10 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
 
 def _overlap_explains(a1: Rows, a2: Rows, relaxed: list[Rows]) -> bool:
     """Each answer fits in the other query's tie-inclusive answer."""
+
     def inside(small: Rows, big: Rows) -> bool:
         return all(any(same_answer([row], [other]) for other in big.rows) for row in small.rows)
+
     return inside(a1, relaxed[1]) and inside(a2, relaxed[0])
 
 
@@ -200,12 +222,14 @@ def _with_references(pair: Pair, found: list[int], result: dict[str, Any]) -> li
         result["minimal_rows"] = len(found)
         return closure
     result.setdefault("notes", []).append(
-        "rows referenced through foreign keys were not added: with them the queries agree")
+        "rows referenced through foreign keys were not added: with them the queries agree"
+    )
     return found
 
 
-def _finish(result: dict[str, Any], pair: Pair, started: float, status: str,
-            reason: str | None) -> dict[str, Any]:
+def _finish(
+    result: dict[str, Any], pair: Pair, started: float, status: str, reason: str | None
+) -> dict[str, Any]:
     result["status"] = status
     if reason:
         result["reason"] = reason

@@ -27,8 +27,13 @@ class PlpyExecutor:
         self.plpy = plpy
         # The functions pin their own search_path; candidate queries resolve names on the
         # caller's, which the SQL signature captures in a default argument.
-        path = "" if search_path is None else (
-            f"SELECT pg_catalog.set_config('search_path', {quote_literal(search_path)}, true); ")
+        path = (
+            ""
+            if search_path is None
+            else (
+                f"SELECT pg_catalog.set_config('search_path', {quote_literal(search_path)}, true); "
+            )
+        )
         self._guard = path + "SET LOCAL transaction_read_only = on; "
 
     def _execute(self, sql: str, limit: int = 0):

@@ -31,15 +31,23 @@ def materialize_entry(plpy: Any, instance: str, schema: str | None, search_path:
             plan = plpy.prepare(sql, ["jsonb"])
             plpy.execute(plan, [json.dumps(records)])
     if schema is None:
-        return plpy.execute("SELECT nspname::text AS s FROM pg_namespace "
-                            "WHERE oid = pg_my_temp_schema()")[0]["s"]
+        return plpy.execute(
+            "SELECT nspname::text AS s FROM pg_namespace WHERE oid = pg_my_temp_schema()"
+        )[0]["s"]
     return schema
 
 
 @register("tournament")
-def tournament_entry(plpy: Any, candidates: list[str] | None, question: str, evidence: str | None,
-                     judge: str, reference: str | None, search_path: str,
-                     **options: Any) -> dict:
+def tournament_entry(
+    plpy: Any,
+    candidates: list[str] | None,
+    question: str,
+    evidence: str | None,
+    judge: str,
+    reference: str | None,
+    search_path: str,
+    **options: Any,
+) -> dict:
     from .catalog import load_catalog
     from .errors import InvalidInput
     from .judges import make_judge
@@ -54,8 +62,9 @@ def tournament_entry(plpy: Any, candidates: list[str] | None, question: str, evi
     catalog = load_catalog(executor)
     ref_tree = to_tree(reference, opts.dialect, catalog) if reference else None
     chosen = make_judge(judge, ref_tree, llm_config() if judge == "llm" else None)
-    return run_tournament(executor, list(candidates), question, evidence, chosen, opts,
-                          reference, catalog)
+    return run_tournament(
+        executor, list(candidates), question, evidence, chosen, opts, reference, catalog
+    )
 
 
 @register("tournament_report")

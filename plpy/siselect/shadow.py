@@ -6,18 +6,21 @@ runs unchanged in a read-only transaction and on a hot standby.
 """
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from sqlglot import exp
 
 from .catalog import Catalog
 from .executor import quote_ident, quote_literal
 
+E = TypeVar("E", bound=exp.Expr)
 
-def _cte_names(tree: exp.Expression) -> set[str]:
+
+def _cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
 
-def base_tables(tree: exp.Expression, catalog: Catalog) -> list[str]:
+def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     """Names (as in the catalog) of the base tables a query reads, in first-seen order."""
     ctes = _cte_names(tree)
     seen: list[str] = []
@@ -34,7 +37,7 @@ def tid_array(ctids: Sequence[str]) -> str:
     return quote_literal("{" + ",".join(f'"{c}"' for c in ctids) + "}") + "::tid[]"
 
 
-def restrict(tree: exp.Query, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> exp.Query:
+def restrict(tree: E, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> E:
     """A copy of ``tree`` reading only the rows ``{table: [ctid, ...]}`` of each base table.
 
     Tables absent from ``rows`` read as empty.
@@ -48,9 +51,13 @@ def restrict(tree: exp.Query, catalog: Catalog, rows: Mapping[str, Sequence[str]
         if found is None:
             continue
         alias_node = table.args.get("alias")
-        ident = alias_node.this.copy() if alias_node is not None and alias_node.this else table.this.copy()
+        ident = (
+            alias_node.this.copy()
+            if alias_node is not None and alias_node.this
+            else table.this.copy()
+        )
         source = f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
-        sub = exp.maybe_parse(
+        sub: exp.Expr = exp.maybe_parse(
             f"(SELECT * FROM {source} WHERE ctid = ANY({tid_array(rows.get(found.name, []))}))",
             dialect="postgres",
         )

@@ -15,7 +15,12 @@ def with_ties(tree: exp.Query) -> exp.Query:
     if not tree.args.get("order"):
         tree.set("limit", None)
         return tree
-    tree.set("limit", exp.Fetch(
-        direction="FIRST", count=limit.expression.copy(),
-        limit_options=exp.LimitOptions(rows=True, with_ties=True)))
+    tree.set(
+        "limit",
+        exp.Fetch(
+            direction="FIRST",
+            count=limit.expression.copy(),
+            limit_options=exp.LimitOptions(rows=True, with_ties=True),
+        ),
+    )
     return tree

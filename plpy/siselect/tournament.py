@@ -57,7 +57,9 @@ class Tournament:
     judge_calls: int = 0
 
 
-def prepare(executor: Executor, catalog: Catalog, candidates: list[str], dialect: str) -> list[Entry]:
+def prepare(
+    executor: Executor, catalog: Catalog, candidates: list[str], dialect: str
+) -> list[Entry]:
     """Parse and run each candidate on D; a failing one drops out with its reason."""
     entries = []
     for index, sql in enumerate(candidates):
@@ -108,8 +110,11 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     try:
         sep = separate_pair(pair, a.answer, b.answer, t.options)
     except QueryFailed as exc:  # e.g. a per-query time limit hit on a lineage query
-        record.update(separation="error", verdict="draw",
-                      reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})")
+        record.update(
+            separation="error",
+            verdict="draw",
+            reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})",
+        )
         return _score(ga, gb, record, {})
     record["separation"] = sep["status"]
     if sep["status"] != "separated":
@@ -126,8 +131,12 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     t.judge_calls += answer.calls
     record["instance"] = sep["instance"]
     record["rows"] = sep["rows"]
-    record["judge"] = {"name": t.judge.name, "rows": answer.rows, "votes": answer.votes,
-                       "error": answer.error}
+    record["judge"] = {
+        "name": t.judge.name,
+        "rows": answer.rows,
+        "votes": answer.votes,
+        "error": answer.error,
+    }
     record["answers"] = {"a": answer_json(on_d[0]), "b": answer_json(on_d[1])}
     side, why = verdict(answer.rows, on_d[0], on_d[1])
     if answer.error and answer.rows is None:
@@ -160,33 +169,50 @@ def winner(groups: list[Group]) -> tuple[Group, str]:
     return best, "consistency" if sizes.count(max(sizes)) == 1 else "input order"
 
 
-def run_tournament(executor: Executor, candidates: list[str], question: str,
-                   evidence: str | None, judge: Judge, options: Options,
-                   reference: str | None = None, catalog: Catalog | None = None) -> dict[str, Any]:
+def run_tournament(
+    executor: Executor,
+    candidates: list[str],
+    question: str,
+    evidence: str | None,
+    judge: Judge,
+    options: Options,
+    reference: str | None = None,
+    catalog: Catalog | None = None,
+) -> dict[str, Any]:
     """The whole selection for one question; a JSON-ready dict."""
     if not isinstance(candidates, list) or not candidates:
         raise InvalidInput("candidates must be a non-empty array of SQL texts")
     if len(candidates) > MAX_CANDIDATES:
-        raise InvalidInput(f"at most {MAX_CANDIDATES} candidates are accepted, got {len(candidates)}",
-                           "54000")
+        raise InvalidInput(
+            f"at most {MAX_CANDIDATES} candidates are accepted, got {len(candidates)}", "54000"
+        )
     if not question or not str(question).strip():
         raise InvalidInput("the question must not be empty")
     started = time.perf_counter()
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree)
-    entries = prepare(executor, catalog, [c if isinstance(c, str) else "" for c in candidates],
-                      options.dialect)
+    entries = prepare(
+        executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
+    )
     t_exec = time.perf_counter() - started
     groups = group(entries)
     result: dict[str, Any] = {
-        "question": question, "judge": judge.name, "seed": options.seed,
+        "question": question,
+        "judge": judge.name,
+        "seed": options.seed,
         "candidates": len(candidates),
         "dropped": [{"index": e.index, **e.error} for e in entries if e.error],
     }
     if not groups:
-        result.update(winner=None, reason="every candidate failed on the database", groups=[],
-                      duels=[], scores={}, decided_by="none")
+        result.update(
+            winner=None,
+            reason="every candidate failed on the database",
+            groups=[],
+            duels=[],
+            scores={},
+            decided_by="none",
+        )
         return _timed(result, started, t_exec)
     for ga, gb in itertools.combinations(groups, 2):
         t.duels.append(duel(t, ga, gb, entries))
@@ -198,16 +224,26 @@ def run_tournament(executor: Executor, candidates: list[str], question: str,
     result.update(
         winner={"index": best.representative, "sql": entries[best.representative].sql},
         decided_by=how,
-        groups=[{"members": g.members, "representative": g.representative,
-                 "size": len(g.members), "score": g.score, "rows_on_d": len(g.answer.rows)}
-                for g in groups],
+        groups=[
+            {
+                "members": g.members,
+                "representative": g.representative,
+                "size": len(g.members),
+                "score": g.score,
+                "rows_on_d": len(g.answer.rows),
+            }
+            for g in groups
+        ],
         scores={str(g.representative): g.score for g in groups},
-        duels=t.duels, judge_calls=t.judge_calls,
+        duels=t.duels,
+        judge_calls=t.judge_calls,
     )
     return _timed(result, started, t_exec)
 
 
 def _timed(result: dict[str, Any], started: float, execution: float) -> dict[str, Any]:
-    result["timings"] = {"execution": round(execution, 6),
-                         "total": round(time.perf_counter() - started, 6)}
+    result["timings"] = {
+        "execution": round(execution, 6),
+        "total": round(time.perf_counter() - started, 6),
+    }
     return result

@@ -24,7 +24,9 @@ def canonical(value: Any) -> Any:
             return int(value)
         return float(value)
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
-        return value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else value.isoformat()
+        return (
+            value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else value.isoformat()
+        )
     if isinstance(value, bytes | bytearray | memoryview):
         return "\\x" + bytes(value).hex()
     if isinstance(value, list | tuple):

@@ -43,8 +43,9 @@ def resolve_dsn(args: argparse.Namespace) -> str:
 def connect_db(args: argparse.Namespace):
     from .pgexec import connect
 
-    return connect(resolve_dsn(args), getattr(args, "db", None),
-                   getattr(args, "statement_timeout", None))
+    return connect(
+        resolve_dsn(args), getattr(args, "db", None), getattr(args, "statement_timeout", None)
+    )
 
 
 def emit_json(obj: object) -> None:
@@ -66,12 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def common(p: argparse.ArgumentParser, db: bool = True) -> None:
-    p.add_argument("--dsn", help="connection string of an existing server "
-                   "(default: $SISELECT_DSN, else the embedded cluster)")
+    p.add_argument(
+        "--dsn",
+        help="connection string of an existing server "
+        "(default: $SISELECT_DSN, else the embedded cluster)",
+    )
     if db:
         p.add_argument("--db", required=True, help="name of a loaded database (its schema)")
-        p.add_argument("--statement-timeout", type=int, default=60_000, metavar="MS",
-                       help="per-query time limit in milliseconds (default 60000)")
+        p.add_argument(
+            "--statement-timeout",
+            type=int,
+            default=60_000,
+            metavar="MS",
+            help="per-query time limit in milliseconds (default 60000)",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

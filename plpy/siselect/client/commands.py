@@ -7,7 +7,7 @@ from ..transpile import DIALECTS, to_postgres, to_tree
 from .cli import command, common, connect_db, emit_json, info, path_arg, resolve_dsn
 from .render import text_table
 
-SPECS = []
+SPECS: list = []
 
 
 def spec(fn):
@@ -62,11 +62,15 @@ def load_cmd(args: argparse.Namespace) -> int:
         info(f"warning: {warning}")
     total = sum(report.tables.values())
     if report.status == "unchanged":
-        print(f"{report.name}: unchanged since the last load ({len(report.tables)} tables, "
-              f"{total} rows); nothing to do")
+        print(
+            f"{report.name}: unchanged since the last load ({len(report.tables)} tables, "
+            f"{total} rows); nothing to do"
+        )
     else:
-        print(f"{report.name}: loaded {len(report.tables)} tables, {total} rows in "
-              f"{report.seconds:.2f} s; every table's row count and checksum match the source")
+        print(
+            f"{report.name}: loaded {len(report.tables)} tables, {total} rows in "
+            f"{report.seconds:.2f} s; every table's row count and checksum match the source"
+        )
     return 0
 
 
@@ -129,8 +133,11 @@ def _separate(sub) -> None:
     p.add_argument("--max-rows", type=int, default=30, help="largest instance to return")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", default="lineage")
-    p.add_argument("--with-references", action="store_true",
-                   help="add the rows that kept rows reference through foreign keys")
+    p.add_argument(
+        "--with-references",
+        action="store_true",
+        help="add the rows that kept rows reference through foreign keys",
+    )
     p.add_argument("--json", action="store_true", help="last line: the result object")
     common(p)
 
@@ -141,9 +148,14 @@ def separate_cmd(args: argparse.Namespace) -> int:
     from .pgexec import PsycopgExecutor
     from .render import separation_text
 
-    options = options_from(dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows,
-                           seed=args.seed, backend=args.backend,
-                           with_references=args.with_references)
+    options = options_from(
+        dialect=args.dialect,
+        strategy=args.strategy,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        backend=args.backend,
+        with_references=args.with_references,
+    )
     with connect_db(args) as conn:
         result = separate(PsycopgExecutor(conn), args.q1, args.q2, options)
     if args.json:
@@ -172,18 +184,29 @@ def _tournament(sub) -> None:
 
 
 def llm_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("LLM endpoint (default: $SISELECT_LLM_URL, $SISELECT_LLM_MODEL, "
-                             "$OPENAI_API_KEY)")
-    g.add_argument("--llm-url", help="base URL of an OpenAI-compatible API, e.g. http://host:8000/v1")
+    g = p.add_argument_group(
+        "LLM endpoint (default: $SISELECT_LLM_URL, $SISELECT_LLM_MODEL, $OPENAI_API_KEY)"
+    )
+    g.add_argument(
+        "--llm-url", help="base URL of an OpenAI-compatible API, e.g. http://host:8000/v1"
+    )
     g.add_argument("--llm-model")
     g.add_argument("--llm-config", metavar="FILE", help="JSON file with the endpoint settings")
     g.add_argument("--votes", type=int, help="judge calls per duel, majority wins (default 3)")
     g.add_argument("--temperature", type=float)
     g.add_argument("--top-p", type=float)
-    g.add_argument("--llm-param", action="append", default=[], metavar="KEY=JSON",
-                   help="extra request field passed through, e.g. top_k=20 (repeatable)")
-    g.add_argument("--format", choices=["json", "markdown", "sql"],
-                   help="how D' is shown to the LLM (default json)")
+    g.add_argument(
+        "--llm-param",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="extra request field passed through, e.g. top_k=20 (repeatable)",
+    )
+    g.add_argument(
+        "--format",
+        choices=["json", "markdown", "sql"],
+        help="how D' is shown to the LLM (default json)",
+    )
 
 
 def llm_config_from(args: argparse.Namespace):
@@ -194,7 +217,9 @@ def llm_config_from(args: argparse.Namespace):
     from ..errors import InvalidInput
     from ..llm import LLMConfig
 
-    config = LLMConfig.from_file(args.llm_config) if args.llm_config else LLMConfig.from_env(os.environ)
+    config = (
+        LLMConfig.from_file(args.llm_config) if args.llm_config else LLMConfig.from_env(os.environ)
+    )
     extra = dict(config.extra)
     for item in args.llm_param:
         key, _, value = item.partition("=")
@@ -204,9 +229,15 @@ def llm_config_from(args: argparse.Namespace):
             extra[key] = json.loads(value)
         except ValueError:
             extra[key] = value
-    overrides = {"base_url": args.llm_url, "model": args.llm_model, "votes": args.votes,
-                 "temperature": args.temperature, "top_p": args.top_p, "format": args.format,
-                 "extra": extra}
+    overrides = {
+        "base_url": args.llm_url,
+        "model": args.llm_model,
+        "votes": args.votes,
+        "temperature": args.temperature,
+        "top_p": args.top_p,
+        "format": args.format,
+        "extra": extra,
+    }
     return config.merged(**{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -219,16 +250,25 @@ def tournament_cmd(args: argparse.Namespace) -> int:
     from .pgexec import PsycopgExecutor
     from .render import tournament_text
 
-    options = options_from(dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows,
-                           seed=args.seed)
+    options = options_from(
+        dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows, seed=args.seed
+    )
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor)
         reference = to_tree(args.reference, args.dialect, catalog) if args.reference else None
         config = llm_config_from(args) if args.judge == "llm" else None
         judge = make_judge(args.judge, reference, config)
-        result = run_tournament(executor, args.candidates, args.question, args.evidence, judge,
-                                options, args.reference, catalog)
+        result = run_tournament(
+            executor,
+            args.candidates,
+            args.question,
+            args.evidence,
+            judge,
+            options,
+            args.reference,
+            catalog,
+        )
     if args.report:
         write_report(result, args.report)
     if args.json:
@@ -244,7 +284,10 @@ def write_report(result: dict, path: str) -> None:
     from ..report import html_report, markdown_report
 
     target = Path(path)
-    text = html_report(result) if target.suffix.lower() in (".html", ".htm") else \
-        markdown_report(result)
+    text = (
+        html_report(result)
+        if target.suffix.lower() in (".html", ".htm")
+        else markdown_report(result)
+    )
     target.write_text(text, encoding="utf-8")
     info(f"report written to {target}")

@@ -100,8 +100,17 @@ class Cluster:
     def init(self) -> None:
         self._prepare_home()
         result = self._pg(
-            "initdb", "-D", str(self.datadir), "-U", "postgres", "-A", "trust",
-            "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions",
+            "initdb",
+            "-D",
+            str(self.datadir),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-instructions",
         )
         if result.returncode != 0:
             raise ConfigError(f"initdb failed: {result.stderr.strip().splitlines()[-1:]}")
@@ -119,8 +128,17 @@ class Cluster:
             "-c synchronous_commit=off -c full_page_writes=off"
         )
         result = self._pg(
-            "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.datadir),
-            "-l", str(self.logfile), "-o", options,
+            "pg_ctl",
+            "start",
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.logfile),
+            "-o",
+            options,
         )
         if result.returncode != 0:
             tail = self.logfile.read_text(errors="replace").splitlines()[-5:]
@@ -157,7 +175,7 @@ def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:
     with psycopg.connect(cluster_.dsn("postgres"), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
         if exists.fetchone() is None:
-            conn.execute(f"CREATE DATABASE {quote_ident(database)}")  # type: ignore[arg-type]
+            conn.execute(f"CREATE DATABASE {quote_ident(database)}")
     with psycopg.connect(cluster_.dsn(database), autocommit=True) as conn:
         available = conn.execute(
             "SELECT 1 FROM pg_available_extensions WHERE name = 'siselect'"

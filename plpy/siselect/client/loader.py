@@ -80,10 +80,13 @@ def open_sqlite(path: Path) -> sqlite3.Connection:
 
 
 def read_schema(db: sqlite3.Connection) -> list[SqliteTable]:
-    names = [r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY name"
-    )]
+    names = [
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+    ]
     if not names:
         raise InvalidInput("the SQLite database has no tables", "22023")
     tables = []
@@ -93,9 +96,12 @@ def read_schema(db: sqlite3.Connection) -> list[SqliteTable]:
         pk = sorted((r[5], r[1]) for r in info if r[5])
         table.primary_key = [c for _, c in pk]
         for r in info:
-            stored = {t for (t,) in db.execute(
-                f"SELECT DISTINCT typeof({quote_ident(r[1])}) FROM {quote_ident(name)}"
-            )}
+            stored = {
+                t
+                for (t,) in db.execute(
+                    f"SELECT DISTINCT typeof({quote_ident(r[1])}) FROM {quote_ident(name)}"
+                )
+            }
             table.columns.append(SqliteColumn(r[1], r[2] or "", pg_type(r[2] or "", stored)))
         fks: dict[int, tuple[list[str], str, list[str]]] = {}
         for r in db.execute(f"PRAGMA foreign_key_list({quote_ident(name)})"):
@@ -187,8 +193,13 @@ def validate_name(name: str) -> str:
     return name
 
 
-def load(conn: psycopg.Connection, path: Path, name: str | None = None,
-         say: Say = lambda _: None, force: bool = False) -> LoadReport:
+def load(
+    conn: psycopg.Connection,
+    path: Path,
+    name: str | None = None,
+    say: Say = lambda _: None,
+    force: bool = False,
+) -> LoadReport:
     """Load ``path`` into schema ``name`` (default: the file's stem)."""
     import time
 
@@ -212,8 +223,8 @@ def load(conn: psycopg.Connection, path: Path, name: str | None = None,
     with conn.transaction():
         conn.execute("SET LOCAL client_min_messages = warning")
         if mark is not None:
-            conn.execute(f"DROP SCHEMA {quote_ident(name)} CASCADE")  # type: ignore[arg-type]
-        conn.execute(f"CREATE SCHEMA {quote_ident(name)}")  # type: ignore[arg-type]
+            conn.execute(f"DROP SCHEMA {quote_ident(name)} CASCADE")
+        conn.execute(f"CREATE SCHEMA {quote_ident(name)}")
         for table in tables:
             _create_and_copy(conn, db, name, table, say)
         for table in tables:
@@ -225,9 +236,10 @@ def load(conn: psycopg.Connection, path: Path, name: str | None = None,
             report.tables[table.name] = _verify(conn, db, name, table)
             say(f"{table.name}: {report.tables[table.name]} rows, checksum matches")
         conn.execute(f"ANALYZE")  # noqa: F541 - statistics for the planner
-        mark_text = json.dumps({"mark": MARK, "source": str(path.resolve()), "sha256": digest,
-                                "tables": report.tables})
-        conn.execute(  # type: ignore[arg-type]
+        mark_text = json.dumps(
+            {"mark": MARK, "source": str(path.resolve()), "sha256": digest, "tables": report.tables}
+        )
+        conn.execute(
             f"COMMENT ON SCHEMA {quote_ident(name)} IS {quote_literal(mark_text)}"
         )
     report.seconds = time.perf_counter() - started
@@ -249,8 +261,12 @@ def _add_primary_key(conn, schema: str, table: SqliteTable, report: LoadReport) 
     if table.primary_key:
         qualified = f"{quote_ident(schema)}.{quote_ident(table.name)}"
         cols = ", ".join(quote_ident(c) for c in table.primary_key)
-        _try(conn, f"ALTER TABLE {qualified} ADD PRIMARY KEY ({cols})", report,
-             f"{table.name}: primary key ({cols}) not kept: the data violates it")
+        _try(
+            conn,
+            f"ALTER TABLE {qualified} ADD PRIMARY KEY ({cols})",
+            report,
+            f"{table.name}: primary key ({cols}) not kept: the data violates it",
+        )
 
 
 def _add_foreign_keys(conn, schema: str, table: SqliteTable, report: LoadReport) -> None:
@@ -260,12 +276,18 @@ def _add_foreign_keys(conn, schema: str, table: SqliteTable, report: LoadReport)
             continue  # SQLite's implicit reference to the primary key: resolved below
         local = ", ".join(quote_ident(c) for c in cols)
         remote = ", ".join(quote_ident(c) for c in ref_cols)
-        sql = (f"ALTER TABLE {qualified} ADD FOREIGN KEY ({local}) "
-               f"REFERENCES {quote_ident(schema)}.{quote_ident(ref)} ({remote})")
+        sql = (
+            f"ALTER TABLE {qualified} ADD FOREIGN KEY ({local}) "
+            f"REFERENCES {quote_ident(schema)}.{quote_ident(ref)} ({remote})"
+        )
         # BIRD's data often violate its declared keys; keep them as metadata then.
         if not _try(conn, sql, None, ""):
-            _try(conn, sql + " NOT VALID", report,
-                 f"{table.name}: foreign key ({local}) -> {ref} not kept")
+            _try(
+                conn,
+                sql + " NOT VALID",
+                report,
+                f"{table.name}: foreign key ({local}) -> {ref} not kept",
+            )
 
 
 def _try(conn, sql: str, report: LoadReport | None, warning: str) -> bool:

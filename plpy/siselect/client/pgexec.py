@@ -27,7 +27,7 @@ class PsycopgExecutor:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
-                cur.execute(sql)  # type: ignore[call-overload]
+                cur.execute(sql)
                 columns = [d.name for d in cur.description or []]
                 if max_rows is None:
                     data = cur.fetchall() if cur.description else []

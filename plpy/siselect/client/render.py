@@ -32,13 +32,17 @@ def instance_text(instance: dict[str, Any]) -> str:
 
 def separation_text(result: dict[str, Any]) -> str:
     """What a person wants to read of a ``separate`` result."""
-    lines = [f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else "")]
+    lines = [
+        f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else "")
+    ]
     if result.get("instance"):
         lines.append(f"\nseparating instance D' ({result['rows']} rows):\n")
         lines.append(instance_text(result["instance"]))
         for label in ("q1", "q2"):
             answer = result["answers"][label]
-            lines.append(f"\n{label.upper()} on D':\n{text_table(answer['columns'], answer['rows'])}")
+            lines.append(
+                f"\n{label.upper()} on D':\n{text_table(answer['columns'], answer['rows'])}"
+            )
     timings = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in result.get("timings", {}).items())
     lines.append(f"\ntries: {result.get('tries', 0)}; {timings}")
     return "\n".join(lines)
@@ -48,16 +52,28 @@ def tournament_text(result: dict[str, Any]) -> str:
     """The winner, the groups with their scores, and one line per duel."""
     if result.get("winner") is None:
         return f"no winner: {result.get('reason')}"
-    lines = [f"winner: candidate {result['winner']['index']} (decided by {result['decided_by']})",
-             result["winner"]["sql"], ""]
-    rows = [[g["representative"], ", ".join(map(str, g["members"])), g["size"], g["score"],
-             g["rows_on_d"]] for g in result["groups"]]
+    lines = [
+        f"winner: candidate {result['winner']['index']} (decided by {result['decided_by']})",
+        result["winner"]["sql"],
+        "",
+    ]
+    rows = [
+        [
+            g["representative"],
+            ", ".join(map(str, g["members"])),
+            g["size"],
+            g["score"],
+            g["rows_on_d"],
+        ]
+        for g in result["groups"]
+    ]
     lines.append(text_table(["representative", "members", "size", "score", "rows on D"], rows))
     for d in result["duels"]:
         size = f", {d['rows']} rows" if "rows" in d else ""
         lines.append(f"duel {d['a']} vs {d['b']}: {d['verdict']} ({d['reason']}{size})")
     for drop in result.get("dropped", []):
         lines.append(f"dropped candidate {drop['index']}: {drop['message']}")
-    lines.append(f"judge calls: {result.get('judge_calls', 0)}; "
-                 f"total {result['timings']['total']:.2f} s")
+    lines.append(
+        f"judge calls: {result.get('judge_calls', 0)}; total {result['timings']['total']:.2f} s"
+    )
     return "\n".join(lines)

@@ -25,7 +25,13 @@ def pg_type(declared: str, stored: set[str]) -> str:
     kinds = stored - {"null"}
     aff = affinity(declared)
     if aff == "TEXT":
-        return "text" if kinds <= {"text", "integer", "real"} else "bytea" if kinds == {"blob"} else "text"
+        return (
+            "text"
+            if kinds <= {"text", "integer", "real"}
+            else "bytea"
+            if kinds == {"blob"}
+            else "text"
+        )
     if kinds == {"blob"}:
         return "bytea"
     if "text" in kinds or "blob" in kinds:

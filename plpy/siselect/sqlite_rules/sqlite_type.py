@@ -98,7 +98,7 @@ def common(types: list[SqliteType]) -> SqliteType:
 
 _TEXT_RESULT = (exp.Upper, exp.Lower, exp.Substring, exp.Trim, exp.Replace, exp.DPipe,
                 exp.Concat, exp.GroupConcat, exp.TimeToStr, exp.Chr, exp.Hex, exp.Typeof,
-                exp.StringAgg, exp.Lpad, exp.Rpad, exp.Initcap, exp.Left, exp.Right)
+                exp.Pad, exp.Initcap, exp.Left, exp.Right)
 _INTEGER_RESULT = (exp.Count, exp.Length, exp.StrPosition, exp.Unicode, exp.Sign, exp.Ascii)
 _REAL_RESULT = (exp.Avg, exp.Round, exp.Sqrt, exp.Log, exp.Ln, exp.Pow, exp.Exp, exp.Rand)
 _SAME_AS_ARG = (exp.Abs, exp.Min, exp.Max, exp.Neg, exp.Paren, exp.Nullif, exp.Ceil,

@@ -1,0 +1,66 @@
+"""Run a query on SQLite and compare its result with PostgreSQL's, as BIRD compares answers.
+
+Results compare as multisets of rows; numbers compare with a relative tolerance (SQLite
+computes in doubles where PostgreSQL may use numeric), and an integer equals the float of
+the same value (SQLite's AVG is always a float, PostgreSQL's SUM of bigint an integer).
+Used by the differential tests and the transpiling benchmarks.
+"""
+
+import math
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+from .values import canonical
+
+REL_TOL = 1e-9
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a SQLite file, decoding text leniently like the loader."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.text_factory = lambda b: b.decode("utf-8", errors="replace")
+    return db
+
+
+def sqlite_rows(db: sqlite3.Connection, sql: str) -> list[tuple]:
+    """The rows SQLite returns, with values in the canonical form of :mod:`siselect.values`."""
+    return [tuple(canonical(v) for v in row) for row in db.execute(sql).fetchall()]
+
+
+def _key(value) -> object:
+    """A hashable stand-in that equal values share (numbers rounded to ~12 digits)."""
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, float) and math.isinf(value):
+            return ("num", value)
+        if value == 0:
+            return ("num", 0.0)
+        digits = 11 - int(math.floor(math.log10(abs(value))))
+        return ("num", round(float(value), digits))
+    return ("val", value)
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-12)
+    return a == b
+
+
+def same_rows(left: list[tuple], right: list[tuple]) -> bool:
+    """True when both results hold the same rows the same number of times (order aside)."""
+    if len(left) != len(right):
+        return False
+    if Counter(tuple(_key(v) for v in r) for r in left) == Counter(
+            tuple(_key(v) for v in r) for r in right):
+        return True
+    # Rounding can split two close numbers across a boundary: match rows greedily then.
+    remaining = list(right)
+    for row in left:
+        match = next((i for i, other in enumerate(remaining) if len(other) == len(row) and
+                      all(_close(a, b) for a, b in zip(row, other, strict=True))), None)
+        if match is None:
+            return False
+        remaining.pop(match)
+    return True

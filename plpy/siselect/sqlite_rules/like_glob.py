@@ -1,0 +1,72 @@
+"""LIKE is case-insensitive in SQLite and has no escape character; GLOB is a shell pattern."""
+
+import re
+
+from sqlglot import exp
+
+from ..catalog import Catalog
+from .walk import walk
+
+
+def like_glob(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
+    """LIKE becomes ILIKE (NOT kept, no backslash escape); GLOB becomes an anchored regex."""
+    for node in walk(tree, exp.Like, exp.Glob):
+        if isinstance(node, exp.Like):
+            _like(node)
+        else:
+            _glob(node)
+    return tree
+
+
+def _like(node: exp.Like) -> None:
+    ilike = exp.ILike(this=node.this, expression=node.expression, negate=node.args.get("negate"))
+    pattern = node.expression
+    needs_escape_off = not isinstance(node.parent, exp.Escape) and not (
+        isinstance(pattern, exp.Literal) and "\\" not in pattern.this)
+    if needs_escape_off:
+        # PostgreSQL's default escape is backslash; SQLite has none.
+        node.replace(exp.Escape(this=ilike, expression=exp.Literal.string("")))
+    else:
+        node.replace(ilike)
+
+
+def glob_regex(pattern: str) -> str:
+    """An anchored POSIX regular expression matching what the GLOB ``pattern`` matches."""
+    out = ["^"]
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and "]" in pattern[i + 2:] or ch == "[" and pattern[i + 1:i + 2] == "]":
+            end = pattern.index("]", i + 2) if pattern[i + 1:i + 2] in ("]", "^") else pattern.index(
+                "]", i + 1)
+            body = pattern[i + 1:end]
+            negate = body.startswith("^")
+            body = body[1:] if negate else body
+            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch) if not ch.isalnum() else ch)
+        i += 1
+    return "".join(out) + "$"
+
+
+def _glob(node: exp.Glob) -> None:
+    pattern = node.expression
+    if isinstance(pattern, exp.Literal) and pattern.is_string:
+        regex: exp.Expression = exp.Literal.string(glob_regex(pattern.this))
+        node.replace(exp.RegexpLike(this=node.this, expression=regex))
+    else:
+        node.replace(exp.RegexpLike(this=node.this, expression=_glob_regex_sql(pattern)))
+
+
+def _glob_regex_sql(pattern: exp.Expression) -> exp.Expression:
+    """A pattern computed at run time: translate * and ? only (brackets pass through)."""
+    from .template import template
+
+    return template(
+        "'^' || REPLACE(REPLACE(REGEXP_REPLACE(_p, '([.+(){}|$\\\\])', '\\\\\\1', 'g'), "
+        "'*', '.*'), '?', '.') || '$'", _p=pattern)

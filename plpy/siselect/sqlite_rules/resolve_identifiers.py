@@ -1,0 +1,126 @@
+"""Identifiers in any case: SQLite resolves names case-insensitively, PostgreSQL does not.
+
+Table and column names are replaced by their exact loaded spelling (quoted); aliases and
+CTE names take the spelling of their definition; a double-quoted word that names nothing
+is a string literal, as SQLite reads it. Then sqlglot qualifies every column with its
+source and expands references to output aliases in WHERE, GROUP BY and HAVING (SQLite
+allows them there, PostgreSQL does not).
+"""
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from ..catalog import Catalog
+from .sqlite_type import _cte, _sources
+
+
+def resolve_identifiers(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
+    """Exact, quoted names for tables and columns; qualified columns where resolvable."""
+    aliases = _alias_spellings(tree)
+    cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    known = _known_columns(catalog)
+    if catalog is not None:
+        for table in tree.find_all(exp.Table):
+            _resolve_table(table, catalog, cte_names)
+    for column in list(tree.find_all(exp.Column)):
+        _resolve_column(column, catalog, aliases, known)
+    for ident in tree.find_all(exp.Identifier):
+        spelling = aliases.get(ident.name.lower())
+        if spelling is not None and not ident.meta.get("catalog") and _is_alias_use(ident):
+            ident.set("this", spelling)
+            ident.set("quoted", True)
+    if catalog is None:
+        return tree
+    schema = MappingSchema(catalog.types(), dialect="postgres", normalize=False)
+    try:
+        return qualify(tree.copy(), schema=schema, dialect="postgres", expand_stars=False,
+                       validate_qualify_columns=False, quote_identifiers=True)
+    except (OptimizeError, KeyError, ValueError):
+        return tree
+
+
+def _alias_spellings(tree: exp.Expression) -> dict[str, str]:
+    """lower name -> the spelling where a table alias, CTE or output alias is defined."""
+    found: dict[str, str] = {}
+    for node in tree.find_all(exp.TableAlias, exp.Alias):
+        ident = node.args.get("this") if isinstance(node, exp.TableAlias) else node.args.get(
+            "alias")
+        if isinstance(ident, exp.Identifier):
+            found.setdefault(ident.name.lower(), ident.name)
+    return found
+
+
+def _is_alias_use(ident: exp.Identifier) -> bool:
+    parent = ident.parent
+    if isinstance(parent, (exp.TableAlias, exp.Alias)):
+        return True
+    if isinstance(parent, exp.Column):
+        return parent.args.get("table") is ident or parent.args.get("this") is ident
+    if isinstance(parent, exp.Table):
+        return parent.args.get("this") is ident and not ident.quoted
+    return False
+
+
+def _catalog_identifier(name: str) -> exp.Identifier:
+    ident = exp.to_identifier(name, quoted=True)
+    ident.meta["catalog"] = True  # an exact catalog name: never respelled as an alias
+    return ident
+
+
+def _known_columns(catalog: Catalog | None) -> set[str]:
+    if catalog is None:
+        return set()
+    return {c.name.lower() for t in catalog.tables.values() for c in t.columns}
+
+
+def _resolve_table(table: exp.Table, catalog: Catalog, cte_names: set[str]) -> None:
+    if not table.db and table.name.lower() in cte_names:
+        return
+    found = catalog.table(table.name)
+    if found is not None:
+        table.set("this", _catalog_identifier(found.name))
+        table.set("db", None)
+        table.set("catalog", None)
+
+
+def _resolve_column(column: exp.Column, catalog: Catalog | None, aliases: dict[str, str],
+                    known: set[str]) -> None:
+    if column.is_star:
+        return
+    spelling = _catalog_spelling(column, catalog) if catalog is not None else None
+    if spelling is not None:
+        column.set("this", _catalog_identifier(spelling))
+        return
+    ident = column.this
+    name = column.name.lower()
+    if (catalog is not None and not column.table and isinstance(ident, exp.Identifier)
+            and ident.quoted and name not in known and name not in aliases):
+        column.replace(exp.Literal.string(column.name))
+
+
+def _catalog_spelling(column: exp.Column, catalog: Catalog) -> str | None:
+    """The exact name of the catalog column this reference means, if it is one."""
+    select = column.find_ancestor(exp.Select)
+    while select is not None:
+        sources = _sources(select)
+        if column.table:
+            source = sources.get(column.table.lower())
+            if source is not None:
+                return _spelling_in(source, column.name, catalog)
+        else:
+            for source in sources.values():
+                found = _spelling_in(source, column.name, catalog)
+                if found is not None:
+                    return found
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _spelling_in(source: exp.Expression, name: str, catalog: Catalog) -> str | None:
+    if not isinstance(source, exp.Table) or _cte(source, source.name) is not None:
+        return None
+    table = catalog.table(source.name)
+    col = table.column(name) if table is not None else None
+    return col.name if col is not None else None
