@@ -68,7 +68,8 @@ class ChatServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        daemon=True)
         self._thread.start()
 
     @property
@@ -121,6 +122,7 @@ def _as_reply(reply: Reply | str) -> Reply:
 def _make_handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # else headers and body wait on delayed ACKs (40 ms)
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass

@@ -71,19 +71,26 @@ def _markdown_cell(value: Any) -> str:
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
-def to_markdown(instance: Instance) -> str:
-    """One Markdown table per database table, under a heading with its name."""
+def markdown_table(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table: a header, a rule and a line a row, every cell escaped so that it
+    stays one cell ("" for no columns)."""
+    if not columns:
+        return ""
+    lines = ["| " + " | ".join(_markdown_cell(c) for c in columns) + " |",
+             "|" + " --- |" * len(columns)]
+    lines += ["| " + " | ".join(_markdown_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def to_markdown(instance: Instance, level: int = 3) -> str:
+    """One Markdown table per database table, under a heading (of ``level``) with its
+    name and row count."""
     parts = []
     for name, columns, rows in tables(instance):
         count = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
-        heading = f"### {_markdown_cell(name)} ({count})"
-        if not columns:
-            parts.append(heading)
-            continue
-        lines = [heading, "", "| " + " | ".join(_markdown_cell(c) for c in columns) + " |",
-                 "|" + " --- |" * len(columns)]
-        lines += ["| " + " | ".join(_markdown_cell(v) for v in row) + " |" for row in rows]
-        parts.append("\n".join(lines))
+        heading = f"{'#' * level} {_markdown_cell(name)} ({count})"
+        table = markdown_table(columns, rows)
+        parts.append(f"{heading}\n\n{table}" if table else heading)
     return "\n\n".join(parts)
 
 
@@ -115,7 +122,9 @@ def to_sql_inserts(instance: Instance, schema: str | None = None) -> str:
     without rows gets a comment saying so."""
     statements = []
     for name, columns, rows in tables(instance):
-        target = quote_ident(name) if schema is None else f"{quote_ident(schema)}.{quote_ident(name)}"
+        target = quote_ident(name)
+        if schema is not None:
+            target = f"{quote_ident(schema)}.{target}"
         if not rows:
             # Flattened so that a name holding a line break cannot end the comment early.
             statements.append(f"-- {' '.join(target.splitlines())}: no rows")

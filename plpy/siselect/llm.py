@@ -69,38 +69,46 @@ class LLMConfig:
         then ``SISELECT_LLM_URL`` (else ``OPENAI_BASE_URL``), ``SISELECT_LLM_MODEL``,
         ``SISELECT_LLM_API_KEY`` (else ``OPENAI_API_KEY``), and ``SISELECT_LLM_<FIELD>``
         for any other field (``SISELECT_LLM_TEMPERATURE``, ``..._SEED``, ``..._VOTES``,
-        ``..._READ_TIMEOUT``, ``..._FORMAT``, ``..._EXTRA`` as a JSON object, ...).
+        ``..._READ_TIMEOUT``, ``..._FORMAT``, ``..._EXTRA`` as a JSON object, ...);
+        "none" unsets an optional field (``SISELECT_LLM_SEED=none`` sends no seed).
         """
         env = os.environ if environ is None else environ
-        base = cls.from_file(env["SISELECT_LLM_CONFIG"]) if env.get("SISELECT_LLM_CONFIG") else cls()
+        path = env.get("SISELECT_LLM_CONFIG")
+        base = cls.from_file(path) if path else cls()
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             raw = env.get(f"SISELECT_LLM_{f.name.upper()}")
-            if raw is not None and raw != "":
+            if raw:
                 values[f.name] = _from_text(f.name, raw)
-        values.setdefault("base_url", env.get("SISELECT_LLM_URL") or env.get("OPENAI_BASE_URL"))
-        values.setdefault("api_key", env.get("OPENAI_API_KEY"))
-        return base.merged(**values)
+        for name, aliases in _ENV_ALIASES.items():
+            given = next((env[a] for a in aliases if env.get(a)), None)
+            if name not in values and given:
+                values[name] = given
+        return base._with(values)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> "LLMConfig":
-        """A config from a JSON object whose keys are field names."""
+        """A config from a JSON object whose keys are field names (null sets None)."""
         try:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read the LLM configuration {os.fspath(path)!r}: {exc}") from exc
+            raise ConfigError(f"cannot read the LLM configuration {os.fspath(path)!r}: "
+                              f"{exc}") from exc
         if not isinstance(data, dict):
             raise ConfigError(f"the LLM configuration {os.fspath(path)!r} must be a JSON object")
-        return cls().merged(**data)
+        return cls()._with(data)
 
     def merged(self, **overrides: Any) -> "LLMConfig":
         """A copy with ``overrides`` applied; None keeps the current value and ``extra``
         is merged key by key."""
-        unknown = set(overrides) - {f.name for f in dataclasses.fields(self)}
+        return self._with({k: v for k, v in overrides.items() if v is not None})
+
+    def _with(self, changes: Mapping[str, Any]) -> "LLMConfig":
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise ConfigError(f"unknown LLM setting(s): {', '.join(sorted(unknown))}")
-        changes = {k: v for k, v in overrides.items() if v is not None}
+        changes = dict(changes)
         if isinstance(changes.get("extra"), dict):
             changes["extra"] = {**self.extra, **changes["extra"]}
         return dataclasses.replace(self, **changes)
@@ -135,16 +143,32 @@ class LLMConfig:
         return body
 
 
+# Settings also read from these variables when SISELECT_LLM_<FIELD> is not set.
+_ENV_ALIASES = {"base_url": ("SISELECT_LLM_URL", "OPENAI_BASE_URL"),
+                "api_key": ("OPENAI_API_KEY",)}
+
+
+def _hint(name: str) -> Any:
+    return {f.name: f.type for f in dataclasses.fields(LLMConfig)}[name]
+
+
+def _optional(name: str) -> bool:
+    hint = _hint(name)
+    return isinstance(hint, types.UnionType) and type(None) in hint.__args__
+
+
 def _field_kind(name: str) -> type:
-    hint = {f.name: f.type for f in dataclasses.fields(LLMConfig)}[name]
+    hint = _hint(name)
     if isinstance(hint, types.UnionType):
         return next(t for t in hint.__args__ if t is not type(None))
-    return dict if hint == dict[str, Any] else hint  # type: ignore[return-value]
+    return dict if hint == dict[str, Any] else hint
 
 
 def _from_text(name: str, raw: str) -> Any:
-    """An environment variable's text as the field's type."""
+    """An environment variable's text as the field's type ("none" unsets an optional one)."""
     kind = _field_kind(name)
+    if _optional(name) and raw.strip().lower() in {"none", "null"}:
+        return None
     try:
         if kind is bool:
             if raw.strip().lower() not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
@@ -154,7 +178,8 @@ def _from_text(name: str, raw: str) -> Any:
             return json.loads(raw)
         return kind(raw.strip()) if kind in (int, float) else raw
     except ValueError as exc:
-        raise ConfigError(f"SISELECT_LLM_{name.upper()}={raw!r} is not a valid {kind.__name__}") from exc
+        raise ConfigError(f"SISELECT_LLM_{name.upper()}={raw!r} is not a valid "
+                          f"{kind.__name__}") from exc
 
 
 _BOUNDS: dict[str, tuple[float, float]] = {
@@ -165,13 +190,18 @@ _BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _check_type(name: str, value: Any) -> None:
     kind = _field_kind(name)
-    ok = {
-        bool: lambda v: isinstance(v, bool),
-        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-        float: lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
-    }.get(kind, lambda v: isinstance(v, kind))(value)
+    if kind is int:
+        ok = _is_number(value) and isinstance(value, int)
+    elif kind is float:
+        ok = _is_number(value) and math.isfinite(value)
+    else:
+        ok = isinstance(value, kind)
     if not ok:
         raise ConfigError(f"LLM setting {name} must be a {kind.__name__}, not {value!r}")
 
@@ -179,11 +209,11 @@ def _check_type(name: str, value: Any) -> None:
 def _validate(config: LLMConfig) -> None:
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
-        if value is None and f.default is None:
+        if value is None and _optional(f.name):
             continue
         _check_type(f.name, value)
         low, high = _BOUNDS.get(f.name, (-math.inf, math.inf))
-        if not isinstance(value, bool) and isinstance(value, int | float) and not low <= value <= high:
+        if _is_number(value) and not low <= value <= high:
             raise ConfigError(f"LLM setting {f.name}={value} is outside [{low}, {high}]")
     if not re.match(r"https?://[^/\s]+", config.base_url):
         raise ConfigError(f"the LLM base_url must be an http(s) URL, not {config.base_url!r}")
@@ -232,7 +262,14 @@ class ChatClient:
             self.headers["Authorization"] = f"Bearer {config.api_key}"
 
     def close(self) -> None:
+        """Close the pooled connections."""
         self.session.close()
+
+    def __enter__(self) -> "ChatClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def complete(self, messages: list[dict[str, str]], seed: Any = _USE_CONFIG) -> str:
         """The assistant's reply text to ``messages``."""
@@ -301,7 +338,8 @@ class ChatClient:
         cap = self.config.max_response_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise JudgeReplyInvalid(f"the reply has {declared} bytes, over max_response_bytes={cap}")
+            raise JudgeReplyInvalid(f"the reply has {declared} bytes, over "
+                                    f"max_response_bytes={cap}")
         chunks: list[bytes] = []
         size = 0
         try:
@@ -394,6 +432,15 @@ class LLMJudge:
     def __init__(self, config: LLMConfig, client: ChatClient | None = None):
         self.config = config
         self.client = client or ChatClient(config)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> "LLMJudge":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def tolerance(self) -> Tolerance:

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from . import rowids
-from .answers import same_answer
+from .answers import contained_in, same_answer
 from .catalog import Catalog
 from .errors import QueryFailed
 from .executor import Executor, Rows
 from .shadow import restrict
+from .ties import tie_sensitive, with_ties
 
 MAX_ANSWER_ROWS = 100_000
 
@@ -86,5 +87,13 @@ class Pair:
         return self._cache[key]
 
     def separates(self, rows: Iterable[int]) -> bool:
-        a1, a2 = self.answers_on(rows)
-        return not same_answer(a1.rows, a2.rows)
+        """The answers on ``rows`` differ, and not only by how ties at a LIMIT were broken."""
+        key = frozenset(rows)
+        a1, a2 = self.answers_on(key)
+        if same_answer(a1.rows, a2.rows):
+            return False
+        if not any(tie_sensitive(t) for t in self.trees):
+            return True
+        grouped = group_rows(key, self.catalog)
+        r1, r2 = (self.run(restrict(with_ties(t), self.catalog, grouped)) for t in self.trees)
+        return not (contained_in(a2.rows, r1.rows) or contained_in(a1.rows, r2.rows))

@@ -101,11 +101,13 @@ def build_messages(context: JudgeContext, fmt: str = "json") -> list[dict[str, s
 _THINK_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 _THINK_START = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_OPENING = re.compile(r"[\[{]")
+_OPENINGS = re.compile(r"[\[{\s]+")
 _ANSWER_KEYS = ("rows", "answer", "answers", "result", "results", "data", "output")
 MAX_LITERAL_CHARS = 100_000
-# Scanning running text for JSON retries at every bracket; the answer comes last, so only
-# the reply's tail is scanned, which keeps a pathological reply from costing seconds.
-MAX_SCANNED_CHARS = 200_000
+# Scanning running text for JSON retries at every bracket, and each failed try costs up to
+# the length scanned; the answer comes last, so only the reply's tail is scanned.
+MAX_SCANNED_CHARS = 20_000
 
 
 def _without_reasoning(text: str) -> str:
@@ -136,20 +138,23 @@ def _load(text: str) -> tuple[bool, Any]:
 
 
 def _embedded_json(text: str) -> list[Any]:
-    """Every top-level JSON object or array found in running text, in order."""
-    decoder, found, pos = json.JSONDecoder(), [], max(0, len(text) - MAX_SCANNED_CHARS)
-    while True:
-        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
-        if not starts:
-            return found
-        start = min(starts)
+    """Every top-level JSON object or array in the tail of running text, in order."""
+    text = text[-MAX_SCANNED_CHARS:]
+    decoder, end = json.JSONDecoder(), 0
+    found: list[Any] = []
+    for bracket in _OPENING.finditer(text):
+        if bracket.start() < end:
+            continue  # inside a value already read
         try:
-            value, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            pos = start + 1
+            value, end = decoder.raw_decode(text, bracket.start())
+        except ValueError:
+            continue
+        except RecursionError:  # nested past any real answer: skip the whole run of openers
+            run = _OPENINGS.match(text, bracket.start())
+            end = run.end() if run else bracket.start() + 1
             continue
         found.append(value)
-        pos = end
+    return found
 
 
 def _has_answer_key(value: Any) -> bool:

@@ -14,6 +14,14 @@ from .executor import Rows, quote_ident, quote_literal
 from .values import canonical_rows
 
 
+class _Discard(Exception):
+    """Leaves a subtransaction by rolling it back, carrying the rows already fetched."""
+
+    def __init__(self, result: Any):
+        super().__init__()
+        self.result = result
+
+
 class PlpyExecutor:
     """Runs queries through SPI, read-only.
 
@@ -38,7 +46,12 @@ class PlpyExecutor:
 
     def _execute(self, sql: str, limit: int = 0):
         try:
-            return self.plpy.execute(self._guard + sql, limit)
+            # Rolled back even when it succeeds: a read-only transaction still lets a query
+            # change session settings and a few catalogs; the rollback undoes that.
+            with self.plpy.subtransaction():
+                raise _Discard(self.plpy.execute(self._guard + sql, limit))
+        except _Discard as done:
+            return done.result
         except self.plpy.SPIError as exc:
             sqlstate = getattr(exc, "sqlstate", None) or "XX000"
             if sqlstate in ("57014", "57P01", "57P02", "57P03", "53200"):

@@ -24,3 +24,8 @@ def with_ties(tree: exp.Query) -> exp.Query:
         ),
     )
     return tree
+
+
+def tie_sensitive(tree: exp.Query) -> bool:
+    """Whether the top level cuts its answer with LIMIT (ties or order may decide rows)."""
+    return isinstance(tree, exp.Select) and isinstance(tree.args.get("limit"), exp.Limit)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from .answers import answer_key, matches_judge
+from .answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
 from .catalog import Catalog, load_catalog
 from .errors import InvalidInput, QueryFailed, SiselectError
 from .executor import Executor, Rows
@@ -87,11 +87,13 @@ def group(entries: list[Entry]) -> list[Group]:
     return list(groups.values())
 
 
-def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows) -> tuple[str, str]:
+def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
+            tolerance: Tolerance = JUDGE_TOLERANCE) -> tuple[str, str]:
     """The comparator: the side whose answer on D' matches the judge's wins."""
     if judge_rows is None:
         return "draw", "the judge gave no answer"
-    ok_a, ok_b = matches_judge(a.rows, judge_rows), matches_judge(b.rows, judge_rows)
+    ok_a = matches_judge(a.rows, judge_rows, tolerance)
+    ok_b = matches_judge(b.rows, judge_rows, tolerance)
     if ok_a and not ok_b:
         return "a", "only A's answer on D' matches the judge's"
     if ok_b and not ok_a:
@@ -138,7 +140,8 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
         "error": answer.error,
     }
     record["answers"] = {"a": answer_json(on_d[0]), "b": answer_json(on_d[1])}
-    side, why = verdict(answer.rows, on_d[0], on_d[1])
+    tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
+    side, why = verdict(answer.rows, on_d[0], on_d[1], tolerance)
     if answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
     record.update(verdict=side, reason=why)

@@ -11,14 +11,41 @@ from sqlglot import exp
 from .catalog import Catalog
 from .errors import InvalidInput
 from .sqlcheck import parse_select
+from .sqlite_rules.bare_columns import bare_columns
+from .sqlite_rules.boolean_context import boolean_context
+from .sqlite_rules.branch_types import branch_types
+from .sqlite_rules.compare_affinity import compare_affinity
+from .sqlite_rules.date_functions import date_functions
+from .sqlite_rules.distinct_order_by import distinct_order_by
+from .sqlite_rules.integer_arithmetic import integer_arithmetic
+from .sqlite_rules.like_glob import like_glob
+from .sqlite_rules.negative_substr import negative_substr
+from .sqlite_rules.numeric_operands import numeric_operands
 from .sqlite_rules.resolve_identifiers import resolve_identifiers
+from .sqlite_rules.sqlite_casts import sqlite_casts
+from .sqlite_rules.text_operands import text_operands
 
 DIALECTS = ("postgres", "sqlite")
 
-Rule = Callable[[exp.Query, Catalog | None], exp.Query]
+Rule = Callable[[exp.Expr, Catalog | None], exp.Expr]
 
+# Order matters: names first (the others look columns up), then rules that introduce
+# aggregates, then conversions of values, and booleans last (every rule before may
+# create predicates or values where the other kind is expected).
 SQLITE_RULES: tuple[Rule, ...] = (
     resolve_identifiers,
+    sqlite_casts,  # before any rule adds CASTs of its own
+    date_functions,
+    bare_columns,
+    distinct_order_by,
+    like_glob,
+    text_operands,
+    numeric_operands,
+    compare_affinity,
+    branch_types,
+    negative_substr,
+    integer_arithmetic,
+    boolean_context,
 )
 
 
@@ -26,10 +53,11 @@ def to_tree(sql: str, dialect: str = "postgres", catalog: Catalog | None = None)
     """Parse and validate ``sql``; for SQLite, rewrite it to mean the same on PostgreSQL."""
     if dialect not in DIALECTS:
         raise InvalidInput(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
-    tree = parse_select(sql, dialect)
+    tree: exp.Expr = parse_select(sql, dialect)
     if dialect == "sqlite":
         for rule in SQLITE_RULES:
             tree = rule(tree, catalog)
+    assert isinstance(tree, exp.Query), "a rewrite must keep the query a query"
     return tree
 
 

@@ -89,15 +89,23 @@ def sql_cmd(args: argparse.Namespace) -> int:
     from ..catalog import load_catalog
     from .pgexec import PsycopgExecutor
 
+    from ..nondeterminism import check, static_reason
+
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor) if args.dialect == "sqlite" else None
-        text = to_postgres(args.query, args.dialect, catalog)
-        result: Rows = executor.run(text, max_rows=args.max_rows)
+        tree = to_tree(args.query, args.dialect, catalog)
+        result: Rows = executor.run(tree.sql(dialect="postgres"), max_rows=args.max_rows)
+        reason = static_reason(tree)
+        if reason is None and not result.truncated:
+            reason = check(lambda variant: executor.run(variant.sql(dialect="postgres")), tree)
     if args.json:
-        emit_json({"columns": result.columns, "rows": result.rows, "truncated": result.truncated})
+        emit_json({"columns": result.columns, "rows": result.rows, "truncated": result.truncated,
+                   "nondeterministic": reason is not None, "nondeterministic_reason": reason})
     else:
         print(text_table(result.columns, result.rows))
+        if reason is not None:
+            print(f"note: nondeterministic: {reason}")
     return 0
 
 
@@ -291,3 +299,31 @@ def write_report(result: dict, path: str) -> None:
     )
     target.write_text(text, encoding="utf-8")
     info(f"report written to {target}")
+
+
+@spec
+def _bench(sub) -> None:
+    from .bench import add_parser
+
+    add_parser(sub)
+
+
+@command("bench")
+def bench_cmd(args: argparse.Namespace) -> int:
+    from .bench import bench_command
+
+    return bench_command(args)
+
+
+@spec
+def _plot(sub) -> None:
+    from .plot import add_parser
+
+    add_parser(sub)
+
+
+@command("plot")
+def plot_cmd(args: argparse.Namespace) -> int:
+    from .plot import plot_command
+
+    return plot_command(args)

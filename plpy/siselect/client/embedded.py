@@ -8,11 +8,12 @@ import contextlib
 import glob
 import os
 import pwd
+import shlex
 import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -56,6 +57,9 @@ def _free_port() -> int:
 @dataclass
 class Cluster:
     home: Path
+    # Extra server settings passed as -c NAME=VALUE at start, e.g.
+    # {"shared_preload_libraries": "provsql"} for a cluster that serves ProvSQL.
+    settings: dict[str, str] = field(default_factory=dict)
 
     @property
     def datadir(self) -> Path:
@@ -127,6 +131,8 @@ class Cluster:
             "-c max_connections=100 -c shared_buffers=128MB -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off"
         )
+        for name, value in self.settings.items():  # pg_ctl hands -o to a shell
+            options += f" -c {name}={shlex.quote(value)}"
         result = self._pg(
             "pg_ctl",
             "start",

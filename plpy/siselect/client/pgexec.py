@@ -18,16 +18,21 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
 
 
 class PsycopgExecutor:
-    """Runs each statement in a READ ONLY transaction, so PostgreSQL refuses any write."""
+    """Runs each statement alone in a READ ONLY transaction, so PostgreSQL refuses any write."""
 
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
 
     def run(self, sql: str, max_rows: int | None = None) -> Rows:
         try:
-            with self.conn.transaction(), self.conn.cursor() as cur:
+            # Rolled back, never committed: a read-only transaction still lets a query
+            # change session settings and a few catalogs; the rollback undoes that.
+            with self.conn.transaction(force_rollback=True), self.conn.cursor() as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
-                cur.execute(sql)
+                # Pipeline mode sends the extended protocol, which runs exactly one
+                # statement: "SET transaction_read_only = off; DELETE ..." is refused.
+                with self.conn.pipeline():
+                    cur.execute(sql)
                 columns = [d.name for d in cur.description or []]
                 if max_rows is None:
                     data = cur.fetchall() if cur.description else []

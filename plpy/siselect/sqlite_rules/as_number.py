@@ -16,7 +16,7 @@ _PREFIX_SQL = ("CASE WHEN _x IS NULL THEN NULL ELSE CAST(COALESCE(SUBSTRING(_x F
                "AS {type}) END")
 
 
-def as_number(node: exp.Expression, integer: bool = False) -> exp.Expression:
+def as_number(node: exp.Expr, integer: bool = False) -> exp.Expr:
     """``node`` (text) as the number SQLite arithmetic or CAST would make of it."""
     if isinstance(node, exp.Literal) and node.is_string:
         match = re.match(INTEGER_PREFIX if integer else NUMBER_PREFIX, node.this)
@@ -32,7 +32,7 @@ def _number_text(text: str) -> str:
     return str(int(value)) if re.fullmatch(r"[-+]?\d+", text.strip()) else repr(value)
 
 
-def numeric_affinity(literal: exp.Literal) -> exp.Expression | None:
+def numeric_affinity(literal: exp.Literal) -> exp.Expr | None:
     """A text literal under NUMERIC affinity: a number literal if it reads whole as one."""
     if not re.match(WHOLE_NUMBER, literal.this):
         return None

@@ -13,17 +13,19 @@ from .sqlite_type import BOOLEAN, TEXT, Typer
 from .walk import replace, walk
 
 
-def is_condition_slot(node: exp.Expression) -> bool:
+def is_condition_slot(node: exp.Expr) -> bool:
     """Whether ``node`` sits where PostgreSQL wants a boolean."""
     parent = node.parent
     if isinstance(parent, (exp.Where, exp.Having, exp.Qualify)):
         return True
     if isinstance(parent, (exp.And, exp.Or, exp.Not, exp.Xor)):
         return True
-    if isinstance(parent, exp.Paren):
-        return is_condition_slot(parent)
+    if isinstance(parent, (exp.Paren, exp.Escape)):
+        return is_condition_slot(parent) and parent.this is node
     if isinstance(parent, exp.If):
-        return parent.this is node
+        # In a simple CASE (CASE x WHEN v ...) the WHEN holds a value, not a condition.
+        simple_case = isinstance(parent.parent, exp.Case) and parent.parent.this is not None
+        return parent.this is node and not simple_case
     if isinstance(parent, exp.Join):
         return parent.args.get("on") is node
     if isinstance(parent, exp.Filter):
@@ -31,13 +33,13 @@ def is_condition_slot(node: exp.Expression) -> bool:
     return False
 
 
-def boolean_context(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
+def boolean_context(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     """Cast predicates used as values to integers; compare numbers used as conditions to 0."""
     typer = Typer(catalog)
     for node in walk(tree):
         if isinstance(node, (exp.Paren, exp.Alias)) or node.parent is None:
             continue
-        if not isinstance(node.parent, (exp.Expression,)) or _is_clause_part(node):
+        if not isinstance(node.parent, (exp.Expr,)) or _is_clause_part(node):
             continue
         condition = is_condition_slot(node)
         kind = typer(node).kind
@@ -49,7 +51,7 @@ def boolean_context(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
     return tree
 
 
-def _is_clause_part(node: exp.Expression) -> bool:
+def _is_clause_part(node: exp.Expr) -> bool:
     """Pieces that are not values: identifiers, table references, clause wrappers."""
     return isinstance(node, (exp.Identifier, exp.Table, exp.TableAlias, exp.Where,
                              exp.Having, exp.From, exp.Join, exp.Group, exp.Order,
@@ -57,15 +59,13 @@ def _is_clause_part(node: exp.Expression) -> bool:
                              exp.Star, exp.Ordered, exp.With, exp.CTE, exp.Var))
 
 
-def _is_value_slot(node: exp.Expression) -> bool:
+def _is_value_slot(node: exp.Expr) -> bool:
     """Predicates stay predicates under logic and inside other predicates' own operands."""
     parent = node.parent
     if isinstance(parent, (exp.Paren, exp.Alias)):
         return _is_value_slot(parent) if parent.parent is not None else True
-    if isinstance(parent, exp.Case) and parent.args.get("default") is not node:
+    if isinstance(parent, exp.Escape):
         return False
     if isinstance(parent, exp.If):
         return parent.this is not node
-    if isinstance(parent, exp.Ordered):
-        return True
     return True

@@ -8,12 +8,12 @@ from ..catalog import Catalog
 from .walk import walk
 
 
-def like_glob(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
+def like_glob(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     """LIKE becomes ILIKE (NOT kept, no backslash escape); GLOB becomes an anchored regex."""
     for node in walk(tree, exp.Like, exp.Glob):
         if isinstance(node, exp.Like):
             _like(node)
-        else:
+        elif isinstance(node, exp.Glob):
             _glob(node)
     return tree
 
@@ -36,34 +36,38 @@ def glob_regex(pattern: str) -> str:
     i = 0
     while i < len(pattern):
         ch = pattern[i]
+        end = _bracket_end(pattern, i) if ch == "[" else -1
         if ch == "*":
             out.append(".*")
         elif ch == "?":
             out.append(".")
-        elif ch == "[" and "]" in pattern[i + 2:] or ch == "[" and pattern[i + 1:i + 2] == "]":
-            end = pattern.index("]", i + 2) if pattern[i + 1:i + 2] in ("]", "^") else pattern.index(
-                "]", i + 1)
+        elif end > 0:
             body = pattern[i + 1:end]
             negate = body.startswith("^")
-            body = body[1:] if negate else body
-            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            out.append("[" + ("^" if negate else "") + body[negate:].replace("\\", "\\\\") + "]")
             i = end
         else:
-            out.append(re.escape(ch) if not ch.isalnum() else ch)
+            out.append(ch if ch.isalnum() else re.escape(ch))
         i += 1
     return "".join(out) + "$"
+
+
+def _bracket_end(pattern: str, start: int) -> int:
+    """Index of the ']' closing the class opened at ``start`` (a leading ']' is literal)."""
+    first = start + 1 + (pattern[start + 1:start + 2] == "^")
+    return pattern.find("]", first + 1)
 
 
 def _glob(node: exp.Glob) -> None:
     pattern = node.expression
     if isinstance(pattern, exp.Literal) and pattern.is_string:
-        regex: exp.Expression = exp.Literal.string(glob_regex(pattern.this))
+        regex: exp.Expr = exp.Literal.string(glob_regex(pattern.this))
         node.replace(exp.RegexpLike(this=node.this, expression=regex))
     else:
         node.replace(exp.RegexpLike(this=node.this, expression=_glob_regex_sql(pattern)))
 
 
-def _glob_regex_sql(pattern: exp.Expression) -> exp.Expression:
+def _glob_regex_sql(pattern: exp.Expr) -> exp.Expr:
     """A pattern computed at run time: translate * and ? only (brackets pass through)."""
     from .template import template
 

@@ -16,16 +16,20 @@ from ..catalog import Catalog
 from .sqlite_type import _cte, _sources
 
 
-def resolve_identifiers(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
+def resolve_identifiers(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     """Exact, quoted names for tables and columns; qualified columns where resolvable."""
-    aliases = _alias_spellings(tree)
     cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     known = _known_columns(catalog)
     if catalog is not None:
         for table in tree.find_all(exp.Table):
             _resolve_table(table, catalog, cte_names)
+    _name_derived_tables(tree)
+    aliases = _alias_spellings(tree)
     for column in list(tree.find_all(exp.Column)):
         _resolve_column(column, catalog, aliases, known)
+    for _ in range(_MAX_DERIVED_DEPTH):
+        if not _respell_derived(tree):
+            break
     for ident in tree.find_all(exp.Identifier):
         spelling = aliases.get(ident.name.lower())
         if spelling is not None and not ident.meta.get("catalog") and _is_alias_use(ident):
@@ -33,15 +37,81 @@ def resolve_identifiers(tree: exp.Query, catalog: Catalog | None) -> exp.Query:
             ident.set("quoted", True)
     if catalog is None:
         return tree
-    schema = MappingSchema(catalog.types(), dialect="postgres", normalize=False)
+    mapping: dict[str, object] = dict(catalog.types())
+    schema = MappingSchema(mapping, dialect="postgres", normalize=False)
     try:
-        return qualify(tree.copy(), schema=schema, dialect="postgres", expand_stars=False,
-                       validate_qualify_columns=False, quote_identifiers=True)
-    except (OptimizeError, KeyError, ValueError):
-        return tree
+        qualified = qualify(tree.copy(), schema=schema, dialect="postgres", expand_stars=False,
+                            validate_qualify_columns=False, quote_identifiers=True)
+    except (OptimizeError, KeyError, ValueError, IndexError, AttributeError):
+        return tree  # PostgreSQL resolves the unqualified names itself
+    return _drop_invented_aliases(qualified, aliases)
 
 
-def _alias_spellings(tree: exp.Expression) -> dict[str, str]:
+def _drop_invented_aliases(tree: exp.Expr, defined: dict[str, str]) -> exp.Expr:
+    """Remove the ``_col_N`` names qualify gives unnamed outputs (PostgreSQL names them)."""
+    for alias in list(tree.find_all(exp.Alias)):
+        name = alias.alias
+        if name.startswith("_col_") and name.lower() not in defined and isinstance(
+                alias.parent, exp.Select) and alias.arg_key == "expressions":
+            alias.replace(alias.this)
+    return tree
+
+
+_MAX_DERIVED_DEPTH = 8
+
+
+def _name_derived_tables(tree: exp.Expr) -> None:
+    """SQLite lets a subquery in FROM go unnamed; PostgreSQL 15 does not."""
+    for number, sub in enumerate(tree.find_all(exp.Subquery)):
+        if isinstance(sub.parent, (exp.From, exp.Join)) and sub.args.get("alias") is None:
+            sub.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery{number}")))
+
+
+def _respell_derived(tree: exp.Expr) -> bool:
+    """Columns of subqueries and CTEs take the spelling of the output they name."""
+    changed = False
+    for column in tree.find_all(exp.Column):
+        if column.is_star or column.this.meta.get("catalog"):
+            continue
+        spelling = _derived_spelling(column)
+        if spelling is not None and spelling != column.name:
+            column.set("this", _catalog_identifier(spelling))
+            changed = True
+    return changed
+
+
+def _derived_spelling(column: exp.Column) -> str | None:
+    select = column.find_ancestor(exp.Select)
+    while select is not None:
+        sources = _sources(select)
+        if column.table:
+            candidates = [sources[column.table.lower()]] if column.table.lower() in sources else []
+        else:
+            candidates = list(sources.values())
+        for source in candidates:
+            if isinstance(source, (exp.Subquery, exp.CTE)):
+                found = _output_spelling(source, column.name)
+                if found is not None:
+                    return found
+        if column.table and candidates:
+            return None
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _output_spelling(source: exp.Subquery | exp.CTE, name: str) -> str | None:
+    alias = source.args.get("alias")
+    names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    query = source.this
+    while isinstance(query, (exp.Subquery, exp.SetOperation)):
+        query = query.this if isinstance(query, exp.Subquery) else query.left
+    if not names and isinstance(query, exp.Select):
+        names = [p.alias_or_name for p in query.expressions]
+    lowered = name.lower()
+    return next((n for n in names if n.lower() == lowered), None)
+
+
+def _alias_spellings(tree: exp.Expr) -> dict[str, str]:
     """lower name -> the spelling where a table alias, CTE or output alias is defined."""
     found: dict[str, str] = {}
     for node in tree.find_all(exp.TableAlias, exp.Alias):
@@ -80,6 +150,10 @@ def _resolve_table(table: exp.Table, catalog: Catalog, cte_names: set[str]) -> N
         return
     found = catalog.table(table.name)
     if found is not None:
+        if table.args.get("alias") is None:
+            # Name the reference as SQLite does (any case matches it); qualify would
+            # otherwise invent a lower-case alias that exact-case qualifiers miss.
+            table.set("alias", exp.TableAlias(this=_catalog_identifier(found.name)))
         table.set("this", _catalog_identifier(found.name))
         table.set("db", None)
         table.set("catalog", None)
@@ -118,9 +192,21 @@ def _catalog_spelling(column: exp.Column, catalog: Catalog) -> str | None:
     return None
 
 
-def _spelling_in(source: exp.Expression, name: str, catalog: Catalog) -> str | None:
+def _spelling_in(source: exp.Expr, name: str, catalog: Catalog) -> str | None:
     if not isinstance(source, exp.Table) or _cte(source, source.name) is not None:
         return None
     table = catalog.table(source.name)
-    col = table.column(name) if table is not None else None
-    return col.name if col is not None else None
+    if table is None:
+        return None
+    col = table.column(name)
+    if col is not None:
+        return col.name
+    return _rowid_alias(table, name)
+
+
+def _rowid_alias(table, name: str) -> str | None:
+    """SQLite's rowid is the INTEGER PRIMARY KEY column when the table has one."""
+    if name.lower() not in ("rowid", "oid", "_rowid_") or len(table.primary_key) != 1:
+        return None
+    key = table.column(table.primary_key[0])
+    return key.name if key is not None and key.type == "bigint" else None

@@ -103,7 +103,8 @@ _INTEGER_RESULT = (exp.Count, exp.Length, exp.StrPosition, exp.Unicode, exp.Sign
 _REAL_RESULT = (exp.Avg, exp.Round, exp.Sqrt, exp.Log, exp.Ln, exp.Pow, exp.Exp, exp.Rand)
 _SAME_AS_ARG = (exp.Abs, exp.Min, exp.Max, exp.Neg, exp.Paren, exp.Nullif, exp.Ceil,
                 exp.Floor)
-_BOOLEAN_RESULT = (exp.Predicate, exp.Connector, exp.Not, exp.Exists, exp.Boolean)
+_BOOLEAN_RESULT = (exp.Predicate, exp.Connector, exp.Not, exp.Exists, exp.Boolean,
+                   exp.Escape)
 _TEXT_FUNCTIONS = {"DATE", "DATETIME", "TIME", "STRFTIME", "PRINTF", "FORMAT", "QUOTE",
                    "TO_CHAR", "CONCAT_WS"}
 _REAL_FUNCTIONS = {"JULIANDAY", "TOTAL"}
@@ -115,10 +116,10 @@ class Typer:
     def __init__(self, catalog: Catalog | None):
         self.catalog = catalog
 
-    def __call__(self, node: exp.Expression | None) -> SqliteType:
+    def __call__(self, node: exp.Expr | None) -> SqliteType:
         return self.type_of(node)
 
-    def type_of(self, node: exp.Expression | None) -> SqliteType:
+    def type_of(self, node: exp.Expr | None) -> SqliteType:
         """The SQLite storage class and affinity of ``node``."""
         if node is None:
             return UNKNOWN
@@ -164,9 +165,9 @@ class Typer:
         if isinstance(node, exp.Query):
             return self.projection(node, 0)
         if isinstance(node, exp.Bracket):
-            inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
-            if isinstance(inner, exp.ArrayAgg):
-                arg = inner.this.this if isinstance(inner.this, exp.Order) else inner.this
+            agg = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
+            if isinstance(agg, exp.ArrayAgg):
+                arg = agg.this.this if isinstance(agg.this, exp.Order) else agg.this
                 return SqliteType(self.type_of(arg).kind)
             return UNKNOWN
         if isinstance(node, exp.Anonymous):
@@ -179,7 +180,7 @@ class Typer:
             return SqliteType(REAL)
         return UNKNOWN
 
-    def projection(self, query: exp.Expression, index: int | str) -> SqliteType:
+    def projection(self, query: exp.Expr, index: int | str) -> SqliteType:
         """The type of a query's output column, by position or by name."""
         while isinstance(query, (exp.Subquery, exp.Paren)):
             query = query.this
@@ -199,8 +200,7 @@ class Typer:
                 return self.unqualified(query, index)
         if chosen is None:
             return UNKNOWN
-        found = self.type_of(chosen.unalias())
-        return found
+        return self.type_of(chosen.unalias())
 
     def column(self, column: exp.Column) -> SqliteType:
         """Resolve a column reference through the FROM clauses around it."""
@@ -226,7 +226,7 @@ class Typer:
                 return found
         return UNKNOWN
 
-    def from_source(self, source: exp.Expression, name: str) -> SqliteType:
+    def from_source(self, source: exp.Expr, name: str) -> SqliteType:
         if isinstance(source, exp.Table):
             table = self.catalog.table(source.name) if self.catalog else None
             col = table.column(name) if table else None
@@ -237,7 +237,7 @@ class Typer:
             return self.from_alias_columns(source, source.this, name)
         return UNKNOWN
 
-    def from_alias_columns(self, holder: exp.Expression, query: exp.Expression,
+    def from_alias_columns(self, holder: exp.Expr, query: exp.Expr,
                            name: str) -> SqliteType:
         alias = holder.args.get("alias")
         columns = alias.columns if isinstance(alias, exp.TableAlias) else []
@@ -247,9 +247,9 @@ class Typer:
         return self.projection(query, name)
 
 
-def _sources(select: exp.Select) -> dict[str, exp.Expression]:
+def _sources(select: exp.Select) -> dict[str, exp.Expr]:
     """Alias (lower case) -> Table, Subquery or CTE for the FROM and JOINs of ``select``."""
-    found: dict[str, exp.Expression] = {}
+    found: dict[str, exp.Expr] = {}
     from_ = select.args.get("from_")
     items = ([from_.this] if from_ is not None else []) + [
         j.this for j in select.args.get("joins") or []]
@@ -262,13 +262,13 @@ def _sources(select: exp.Select) -> dict[str, exp.Expression]:
     return found
 
 
-def _source(select: exp.Select, alias: str) -> exp.Expression | None:
+def _source(select: exp.Select, alias: str) -> exp.Expr | None:
     return _sources(select).get(alias.lower())
 
 
-def _cte(node: exp.Expression, name: str) -> exp.CTE | None:
+def _cte(node: exp.Expr, name: str) -> exp.CTE | None:
     lowered = name.lower()
-    scope: exp.Expression | None = node
+    scope: exp.Expr | None = node
     while scope is not None:
         with_ = scope.args.get("with_")
         if with_ is not None:
@@ -279,6 +279,6 @@ def _cte(node: exp.Expression, name: str) -> exp.CTE | None:
     return None
 
 
-def sqlite_type(node: exp.Expression, catalog: Catalog | None) -> SqliteType:
+def sqlite_type(node: exp.Expr, catalog: Catalog | None) -> SqliteType:
     """The SQLite storage class and affinity of ``node`` (see :class:`SqliteType`)."""
     return Typer(catalog).type_of(node)

@@ -4,13 +4,23 @@ from functools import lru_cache
 
 from sqlglot import exp
 
+from .walk import parenthesized
+
+
+GENERATED = "siselect_generated"
+
 
 @lru_cache(maxsize=256)
-def _parsed(sql: str) -> exp.Expression:
-    return exp.maybe_parse(sql, dialect="postgres")
+def _parsed(sql: str) -> exp.Expr:
+    tree = exp.maybe_parse(sql, dialect="postgres")
+    for node in tree.walk():
+        # Already PostgreSQL with SQLite's meaning: later rules must not rewrite it again
+        # (the operands put into its holes are the query's own and stay visible to them).
+        node.meta[GENERATED] = True
+    return tree
 
 
-def template(sql: str, **parts: exp.Expression) -> exp.Expression:
+def template(sql: str, **parts: exp.Expr) -> exp.Expr:
     """``sql`` (PostgreSQL) with each bare column named like a key replaced by that part.
 
     Holes are plain identifiers such as ``_x``; each part is copied on every use, so a
@@ -22,5 +32,5 @@ def template(sql: str, **parts: exp.Expression) -> exp.Expression:
             filled = parts[column.name].copy()
             if column is tree:
                 return filled
-            column.replace(filled)
+            column.replace(parenthesized(filled, column.parent))
     return tree

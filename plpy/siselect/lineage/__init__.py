@@ -1,0 +1,45 @@
+"""Lineage backend: the witnesses of a query's answer, computed by PostgreSQL itself.
+
+A witness of an answer row is a set of base rows, one per base-table occurrence, that
+together produce it; for an aggregate, each input row of a group in the answer is a witness
+of that group. :func:`witness_query` rewrites a query (sqlglot, PostgreSQL dialect) into one
+that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`siselect.rowids`), at
+about the cost of the query itself: witnesses ride along as extra columns, aggregates gather
+them with ``array_agg`` in the same pass, and an outer query unnests them.
+
+Constructs whose exact lineage is out of reach are over-approximated (the rows they read are
+listed as witnesses of their own) and named in :attr:`Lineage.notes`.
+"""
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ..catalog import Catalog
+from .context import Context, Env, UnsupportedLineage
+from .query import rewrite_query, witness_rows
+
+
+@dataclass
+class Lineage:
+    """SQL returning one row per witness (column ``w bigint[]``), and how exact it is."""
+
+    sql: str
+    exact: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
+    """The witnesses of ``tree``'s answer on the database ``catalog`` describes.
+
+    Raises :class:`UnsupportedLineage` for queries it cannot rewrite (recursive CTEs, ...).
+    """
+    ctx = Context(catalog)
+    rewritten = rewrite_query(tree, Env(ctx))
+    parts = [witness_rows(rewritten, ctx), *ctx.extras]
+    union = " UNION ALL ".join(f"({p})" for p in parts)
+    with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
+    return Lineage(f"{with_}SELECT DISTINCT w FROM ({union}) AS __all", ctx.exact, ctx.notes)
+
+
+__all__ = ["Lineage", "UnsupportedLineage", "witness_query"]

@@ -1,0 +1,63 @@
+"""Dispatch over query kinds, CTE hoisting, and the final witness rows."""
+
+from sqlglot import exp
+
+from .analysis import alias_columns, unwrap
+from .collect import Rewritten
+from .context import Context, CteInfo, Env, UnsupportedLineage, ident_key
+from .rep import Parts, expansion, normalized, quoted, sql
+
+
+def rewrite_query(query: exp.Expression, env: Env) -> Rewritten:
+    """A copy of ``query`` returning its own columns followed by witness columns."""
+    from .select import rewrite_select
+    from .setops import rewrite_setop
+
+    query = unwrap(query)
+    if isinstance(query, exp.Subquery):
+        if any(query.args.get(k) for k in ("order", "limit", "offset")):
+            raise UnsupportedLineage("ORDER BY/LIMIT on a parenthesized query")
+        query = query.this
+    query = query.copy()
+    env = _hoist_ctes(query, env)
+    if isinstance(query, exp.Select):
+        return rewrite_select(query, env)
+    if isinstance(query, exp.SetOperation):
+        return rewrite_setop(query, env)
+    raise UnsupportedLineage(f"{query.key.upper()} query")
+
+
+def _hoist_ctes(query: exp.Expression, env: Env) -> Env:
+    """Move the query's WITH to the top: the original bodies under their own names (for the
+    parts of the query kept as they are) and the rewritten ones under fresh names."""
+    with_ = query.args.get("with_")
+    if with_ is None:
+        return env
+    if with_.args.get("recursive"):
+        raise UnsupportedLineage("recursive CTE")
+    ctx = env.ctx
+    for cte in with_.expressions:
+        ident = cte.args["alias"].this
+        key = ident_key(ident)
+        if key in ctx.cte_keys:
+            raise UnsupportedLineage("a CTE name defined twice")
+        ctx.cte_keys.add(key)
+        columns = alias_columns(cte)
+        column_list = f"({', '.join(quoted(c) for c in columns)})" if columns else ""
+        ctx.ctes.append(f"{sql(ident)}{column_list} AS ({sql(cte.this)})")
+        rewritten = rewrite_query(cte.this, env)
+        name = ctx.names.fresh("w")
+        ctx.ctes.append(f"{name}{column_list} AS ({sql(rewritten.query)})")
+        env = env.with_cte(key, CteInfo(name, rewritten.rep, columns or rewritten.names))
+    query.set("with_", None)
+    return env
+
+
+def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
+    """``SELECT w`` for every witness of every row of a rewritten query (may repeat)."""
+    q = ctx.names.fresh("q")
+    parts = Parts()
+    parts.add_source(q, rewritten.rep)
+    laterals, _, slots = expansion(parts, ctx.names)
+    sources = ", ".join([f"({sql(rewritten.query)}) AS {q}", *laterals])
+    return f"SELECT {normalized(slots)} AS w FROM {sources}"

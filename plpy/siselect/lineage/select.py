@@ -1,0 +1,256 @@
+"""One SELECT block: its FROM items give slots, and its shape decides what it returns.
+
+- no grouping: the row's single witness (one slot per base-table occurrence) and the
+  multi columns of its FROM items, passed through;
+- GROUP BY, aggregates or a plain DISTINCT: ``array_agg`` of the witnesses of the rows of
+  each group, next to the block's own aggregates (same pass). When FROM items carry multi
+  columns, their witnesses are enumerated by LATERAL ``generate_subscripts``, which repeats
+  each row; the block's own aggregates then get ``FILTER (WHERE <first copy>)`` so that
+  they see every row once.
+"""
+
+import sqlglot
+from sqlglot import exp
+
+from .analysis import (Source, alias_ident, cte_key_of, find_source, has_window, is_aggregated,
+                       own_aggregates, pg_column_name, sources_of)
+from .collect import Rewritten, collect
+from .context import Env, UnsupportedLineage, ident_key
+from .rep import (FILLER, Parts, Rep, Slot, WitnessColumn, expansion, parse_expr, rowid_expr,
+                  single_array, sql)
+from .subqueries import JoinPlan, plan_subqueries
+
+
+def rewrite_select(select: exp.Select, env: Env) -> Rewritten:
+    """Rewrite a SELECT (already copied, its WITH already hoisted)."""
+    distinct = select.args.get("distinct")
+    plain_distinct = distinct is not None and distinct.args.get("on") is None
+    if plain_distinct and (is_aggregated(select) or has_window(select)):
+        return _distinct_over_groups(select, env)
+    if has_window(select):
+        env.ctx.approximate("window function (witness: the row itself)")
+    sources = sources_of(select, env.ctx.catalog, env)
+    parts = Parts()
+    exposed = [_rewrite_item(source, env, parts) for source in sources]
+    aggregated = is_aggregated(select)
+    plans = plan_subqueries(select, sources, aggregated, env)
+    if plain_distinct or plans or any(exposed):
+        _expand_stars(select, sources)
+    names = _names(select, sources, env)
+    for plan in plans:
+        _attach(select, plan, parts)
+    if plain_distinct:
+        select.set("distinct", None)
+        select.set("group", exp.Group(expressions=[
+            exp.Literal.number(i) for i in range(1, len(select.expressions) + 1)]))
+    if aggregated or plain_distinct:
+        rep = _finish_grouped(select, parts, env)
+    else:
+        rep = _finish_plain(select, parts, env)
+    return Rewritten(select, rep, names)
+
+
+def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str]:
+    names: list[str] = []
+    for proj in select.expressions:
+        if isinstance(proj, exp.Star) or (isinstance(proj, exp.Column)
+                                          and isinstance(proj.this, exp.Star)):
+            chosen = sources if isinstance(proj, exp.Star) else [
+                s for s in [find_source(sources, proj.table)] if s is not None]
+            for src in chosen:
+                if src.columns is None:
+                    raise UnsupportedLineage("SELECT * over a source of unknown columns")
+                names.extend(src.columns)
+        else:
+            names.append(pg_column_name(proj))
+    return names
+
+
+def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
+    """Rewrite one FROM item in place and record the slots it provides.
+
+    True when the item now shows witness columns of its own (``*`` would see them).
+    """
+    from .query import rewrite_query
+
+    item = source.item
+    alias = source.alias
+    cte = cte_key_of(item, env)
+    if cte is not None:
+        info = env.ctes[cte]
+        if item.args.get("alias") is None:
+            item.set("alias", exp.TableAlias(this=item.this.copy()))
+        item.set("this", exp.to_identifier(info.global_name))
+        parts.add_source(sql(alias_ident(item)), info.rep)
+        return True
+    if source.table_no is not None:
+        assert alias is not None
+        parts.singles.append(Slot(rowid_expr(source.table_no, alias), source.table_no))
+        return False
+    inner = item.this if isinstance(item, (exp.Subquery, exp.Lateral)) else None
+    if isinstance(item, exp.Lateral) and isinstance(inner, exp.Subquery):
+        inner = inner.this
+    if isinstance(inner, exp.Query):
+        if alias is None:
+            raise UnsupportedLineage("subquery in FROM without an alias")
+        rewritten = rewrite_query(inner, env)
+        inner.replace(rewritten.query)
+        parts.add_source(sql(alias), rewritten.rep)
+        return True
+    if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
+        raise UnsupportedLineage(f"unknown table {item.sql(dialect='postgres')}")
+    return False  # set-returning functions, VALUES, UNNEST: no base rows
+
+
+def _expand_stars(select: exp.Select, sources: list[Source]) -> None:
+    """Replace ``*`` and ``t.*`` by column lists: added joins must not show through."""
+    if not any(isinstance(p, exp.Star) or (isinstance(p, exp.Column)
+                                           and isinstance(p.this, exp.Star))
+               for p in select.expressions):
+        return
+    joins = select.args.get("joins") or []
+    merged = any(j.args.get("using") or j.args.get("method") for j in joins)
+    expanded: list[exp.Expression] = []
+    for proj in select.expressions:
+        if isinstance(proj, exp.Star):
+            if merged:
+                raise UnsupportedLineage("SELECT * over USING/NATURAL joins")
+            chosen = sources
+        elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+            found = find_source(sources, proj.table)
+            if found is None:
+                raise UnsupportedLineage(f"unknown source {proj.table}.*")
+            chosen = [found]
+        else:
+            expanded.append(proj)
+            continue
+        for src in chosen:
+            if src.columns is None or src.alias is None:
+                raise UnsupportedLineage("SELECT * over a source of unknown columns")
+            expanded.extend(exp.Column(this=exp.to_identifier(c, quoted=True),
+                                       table=src.alias.copy()) for c in src.columns)
+    select.set("expressions", expanded)
+
+
+def _item_keys(node: exp.Expression) -> set[str]:
+    keys = set()
+    for sub in [node, *[j.this for j in node.args.get("joins") or []]]:
+        if isinstance(sub, exp.Subquery) and isinstance(sub.this, exp.Table) \
+                and sub.this.args.get("joins"):
+            keys |= _item_keys(sub.this)
+            continue
+        ident = alias_ident(sub)
+        if ident is not None:
+            keys.add(ident_key(ident))
+    return keys
+
+
+def _is_comma(join: exp.Join) -> bool:
+    return not any(join.args.get(k) for k in ("on", "using", "side", "kind", "method"))
+
+
+def _attach(select: exp.Select, plan: JoinPlan, parts: Parts) -> None:
+    """Append the plan's LEFT JOIN where every alias its ON reads is visible."""
+    from_ = select.args.get("from_")
+    if from_ is None:
+        plan.fallback()
+        return
+    joins = list(select.args.get("joins") or [])
+    chains: list[tuple[int, set[str]]] = []
+    keys = _item_keys(from_.this)
+    for i, join in enumerate(joins):
+        if _is_comma(join):
+            chains.append((i, keys))
+            keys = set()
+        keys = keys | _item_keys(join.this)
+    chains.append((len(joins), keys))
+    position = next((end for end, seen in chains if plan.needed <= seen), None)
+    if position is None:
+        if any(j.args.get("side") in ("RIGHT", "FULL") for j in joins):
+            plan.fallback()
+            return
+        for join in joins:
+            if _is_comma(join):
+                join.set("kind", "CROSS")
+        position = len(joins)
+    joins.insert(position, plan.join)
+    select.set("joins", joins)
+    parts.multis.append((plan.ref, plan.slots))
+
+
+def _finish_plain(select: exp.Select, parts: Parts, env: Env) -> Rep:
+    names = env.ctx.names
+    columns = []
+    if parts.singles or not parts.multis:
+        name = names.fresh("s")
+        select.append("expressions", parse_expr(f"{single_array(parts.singles)} AS {name}"))
+        columns.append(WitnessColumn(name, [s.table for s in parts.singles] or [FILLER], False))
+    for ref, slots in parts.multis:
+        name = names.fresh("m")
+        select.append("expressions", parse_expr(f"{ref} AS {name}"))
+        columns.append(WitnessColumn(name, slots, True))
+    return Rep(columns)
+
+
+def _finish_grouped(select: exp.Select, parts: Parts, env: Env) -> Rep:
+    names = env.ctx.names
+    laterals, variables, slots = expansion(parts, names)
+    if laterals:
+        first_copy = " AND ".join(f"{v} = 1" for v in variables)
+        for aggregate in own_aggregates(select):
+            _add_filter(aggregate, parse_expr(first_copy))
+        for lateral in laterals:
+            outer = sqlglot.parse_one(f"SELECT 1 FROM __x, {lateral}", read="postgres")
+            select.append("joins", outer.args["joins"][0])
+    name = names.fresh("m")
+    select.append("expressions", parse_expr(f"array_agg({single_array(slots)}) AS {name}"))
+    return Rep([WitnessColumn(name, [s.table for s in slots] or [FILLER], True)])
+
+
+def _add_filter(aggregate: exp.Expression, condition: exp.Expression) -> None:
+    target = aggregate
+    while isinstance(target.parent, exp.WithinGroup) and target.parent.this is target:
+        target = target.parent
+    parent = target.parent
+    if isinstance(parent, exp.Filter) and parent.this is target:
+        where = parent.expression
+        where.set("this", exp.and_(exp.Paren(this=where.this), condition))
+        return
+    target.replace(exp.Filter(this=target.copy(), expression=exp.Where(this=condition)))
+
+
+def _distinct_over_groups(select: exp.Select, env: Env) -> Rewritten:
+    """``SELECT DISTINCT`` over aggregates or windows: group the block's result again."""
+    projections = list(select.expressions)
+    inner = select.copy()
+    inner.set("distinct", None)
+    tail = {k: inner.args.get(k) for k in ("order", "limit", "offset")}
+    for key in tail:
+        inner.set(key, None)
+    rewritten = rewrite_select(inner, env)
+    result = collect(rewritten.query, rewritten.rep, rewritten.names, env)
+    order = tail["order"]
+    if order is not None:
+        order = order.copy()
+        for ordered in order.expressions:
+            ordered.set("this", _position(ordered.this, projections))
+    for key, value in (("order", order), ("limit", tail["limit"]), ("offset", tail["offset"])):
+        if value is not None:
+            result.query.set(key, value)
+    return result
+
+
+def _position(expr: exp.Expression, projections: list[exp.Expression]) -> exp.Expression:
+    """An ORDER BY item of a DISTINCT block as the position of the output it names."""
+    if isinstance(expr, exp.Literal) and expr.is_int:
+        return expr
+    text = sql(expr)
+    for i, proj in enumerate(projections, 1):
+        if isinstance(proj, exp.Star):
+            break
+        bare = proj.this if isinstance(proj, exp.Alias) else proj
+        if sql(bare) == text or (isinstance(expr, exp.Column) and not expr.table
+                                 and isinstance(proj, exp.Alias) and proj.alias == expr.name):
+            return exp.Literal.number(i)
+    raise UnsupportedLineage("ORDER BY of a DISTINCT aggregate not among its outputs")
+

@@ -1,0 +1,285 @@
+"""Subqueries in expressions (WHERE, ON, SELECT, HAVING, ORDER BY).
+
+The original subquery always stays where it is, so the block keeps its meaning; what is
+added is where its witnesses come from:
+
+- a positive IN, EXISTS or scalar subquery evaluated per row, uncorrelated IN or correlated
+  through equalities: its witnesses grouped by the matching key and LEFT JOINed to the
+  block (one hash join, no per-row re-execution); a row's witnesses then include one
+  witness of the inner rows it matched;
+- anything else (negated, correlated otherwise, uncorrelated scalar, at the group level):
+  the witnesses of the rows the subquery reads are listed on their own, next to the
+  query's witnesses (over-approximation, noted).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from .analysis import (ROW_CLAUSES, Source, clause_roots, is_aggregate_call, is_aggregated,
+                       is_query, outer_references, own_nodes, resolves, unwrap)
+from .collect import collect
+from .context import Env, ident_key
+
+
+@dataclass
+class Use:
+    kind: str  # "in", "exists" or "scalar"
+    query: exp.Query
+    lhs: exp.Expression | None
+    negated: bool
+    clause: str
+
+
+@dataclass
+class JoinPlan:
+    join: exp.Join
+    ref: str  # SQL of the multi column the join provides
+    slots: list[int]
+    needed: set[str]  # FROM aliases the ON condition reads
+    fallback: Callable[[], None]
+
+
+def _negated(node: exp.Expression, root: exp.Expression) -> bool:
+    flips = 0
+    while node is not None and node is not root:
+        if isinstance(node, exp.Not):
+            flips += 1
+        node = node.parent
+    return flips % 2 == 1
+
+
+def uses_of(select: exp.Select) -> list[Use]:
+    """The subqueries this SELECT evaluates in its own expressions."""
+    uses = []
+    for clause, root in clause_roots(select):
+        for node in own_nodes(root):
+            if node is root or not is_query(node):
+                continue
+            parent = node.parent
+            query = unwrap(node)
+            if isinstance(parent, exp.Exists):
+                uses.append(Use("exists", query, None, _negated(parent, root), clause))
+            elif isinstance(parent, exp.In) and parent.args.get("query") is node:
+                uses.append(Use("in", query, parent.this, _negated(parent, root), clause))
+            elif isinstance(parent, (exp.Any, exp.All)):
+                comparison = parent.parent
+                is_in = (isinstance(parent, exp.Any) and isinstance(comparison, exp.EQ)) or (
+                    isinstance(parent, exp.All) and isinstance(comparison, exp.NEQ))
+                negated = _negated(comparison, root) != isinstance(parent, exp.All)
+                if is_in and comparison.expression is parent:
+                    uses.append(Use("in", query, comparison.this, negated, clause))
+                else:
+                    uses.append(Use("scalar", query, None, _negated(comparison, root), clause))
+            else:
+                uses.append(Use("scalar", query, None, _negated(node, root), clause))
+    return uses
+
+
+def _describe(use: Use, correlated: bool, row_level: bool) -> str:
+    words = ["NOT"] if use.negated else []
+    words += ["correlated"] if correlated else []
+    words += [{"in": "IN", "exists": "EXISTS", "scalar": "scalar"}[use.kind], "subquery"]
+    if not row_level:
+        words += ["in", {"select": "SELECT", "order": "ORDER BY"}.get(use.clause,
+                                                                     use.clause.upper())]
+    return " ".join(words)
+
+
+def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
+                    env: Env) -> list[JoinPlan]:
+    """Decide, for each subquery of ``select``, how its witnesses are obtained.
+
+    Side witnesses are registered at once; joins are returned for the caller to attach.
+    """
+    plans = []
+    for use in uses_of(select):
+        refs = outer_references(use.query, env.ctx.catalog, env)
+        row_level = use.clause in ROW_CLAUSES or (use.clause in ("select", "order")
+                                                  and not grouped)
+        name = _describe(use, bool(refs), row_level)
+
+        def fallback(use: Use = use, correlated: bool = bool(refs), name: str = name) -> None:
+            _listed_apart(use, correlated, name, env)
+
+        plan = None
+        if row_level and not use.negated:
+            if not refs and use.kind == "in" and not isinstance(use.lhs, exp.Tuple):
+                plan = _uncorrelated_in(use, sources, env, fallback)
+            elif refs and all(resolves(r, sources) for r in refs):
+                plan = _correlated(use, sources, env, fallback)
+        if plan is None:
+            fallback()
+        else:
+            plans.append(plan)
+    return plans
+
+
+def _listed_apart(use: Use, correlated: bool, name: str, env: Env) -> None:
+    """The witnesses of what the subquery reads, as witnesses of their own."""
+    from .query import rewrite_query, witness_rows
+
+    ctx = env.ctx
+    if not correlated:
+        rewritten = rewrite_query(use.query, env)
+        ctx.extras.append(witness_rows(rewritten, ctx))
+        ctx.approximate(f"{name} (its witnesses listed apart)")
+        return
+    body = _reading_body(use.query, env)
+    if body is None:
+        ctx.approximate(f"{name} (its rows are not included)")
+        return
+    rewritten = rewrite_query(body, env)
+    ctx.extras.append(witness_rows(rewritten, ctx))
+    ctx.approximate(f"{name} (the rows it reads listed apart)")
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    if isinstance(node, exp.Where):
+        node = node.this
+    if isinstance(node, exp.Paren):
+        return _conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _ids_within(node: exp.Expression) -> set[int]:
+    return {id(n) for n in node.walk()}
+
+
+def _reading_body(query: exp.Query, env: Env) -> exp.Select | None:
+    """``SELECT 1 FROM <query's FROM> WHERE <its conditions not reading outer columns>``."""
+    query = unwrap(query)
+    if not isinstance(query, exp.Select) or query.args.get("from_") is None:
+        return None
+    query = query.copy()
+    refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
+    kept = [c for c in _conjuncts(query.args.get("where")) if not _ids_within(c) & refs]
+    for join in query.args.get("joins") or []:
+        on = join.args.get("on")
+        if on is not None and _ids_within(on) & refs:
+            ons = [c for c in _conjuncts(on) if not _ids_within(c) & refs]
+            join.set("on", exp.and_(*ons) if ons else exp.true())
+    body = exp.Select(expressions=[exp.Literal.number(1)])
+    for key in ("from_", "joins", "with_"):
+        if query.args.get(key):
+            body.set(key, query.args[key])
+    if kept:
+        body.set("where", exp.Where(this=exp.and_(*kept)))
+    if outer_references(body, env.ctx.catalog, env):
+        return None
+    return body
+
+
+def _needed(exprs: list[exp.Expression], sources: list[Source]) -> set[str]:
+    keys: set[str] = set()
+    for expr in exprs:
+        for col in expr.find_all(exp.Column):
+            if col.table:
+                keys.add(ident_key(col.args["table"]))
+                continue
+            name = col.name.lower()
+            owners = {s.key for s in sources if s.key and s.columns is not None
+                      and name in {c.lower() for c in s.columns}}
+            keys |= owners or {s.key for s in sources if s.key}
+    return keys
+
+
+def _join(use: Use, inner: exp.Query, rep, outer_keys: list[exp.Expression],
+          sources: list[Source], env: Env, fallback: Callable[[], None]) -> JoinPlan:
+    """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns."""
+    keys = [f"__k{i}" for i in range(len(outer_keys))]
+    grouped = collect(inner, rep, keys, env)
+    alias = env.ctx.names.fresh("j")
+    on = exp.and_(*(exp.EQ(this=exp.column(k, table=alias), expression=outer.copy())
+                    for k, outer in zip(keys, outer_keys)))
+    join = exp.Join(this=exp.Subquery(this=grouped.query,
+                                      alias=exp.TableAlias(this=exp.to_identifier(alias))),
+                    side="LEFT", on=on)
+    column = grouped.rep.columns[0]
+    return JoinPlan(join, f"{alias}.{column.name}", column.slots, _needed(outer_keys, sources),
+                    fallback)
+
+
+def _uncorrelated_in(use: Use, sources: list[Source], env: Env,
+                     fallback: Callable[[], None]) -> JoinPlan:
+    from .query import rewrite_query
+
+    rewritten = rewrite_query(use.query, env)
+    assert use.lhs is not None
+    return _join(use, rewritten.query, rewritten.rep, [use.lhs], sources, env, fallback)
+
+
+def _plain(expr: exp.Expression) -> bool:
+    return not any(is_query(n) or is_aggregate_call(n) or isinstance(n, exp.Window)
+                   for n in expr.walk())
+
+
+def _correlated(use: Use, sources: list[Source], env: Env,
+                fallback: Callable[[], None]) -> JoinPlan | None:
+    """Decorrelate ``inner.col = outer expr`` conditions into a grouped LEFT JOIN."""
+    from .query import rewrite_query
+
+    query = unwrap(use.query)
+    if not isinstance(query, exp.Select) or query.args.get("from_") is None:
+        return None
+    query = query.copy()
+    refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
+    inner_keys: list[exp.Expression] = []
+    outer_keys: list[exp.Expression] = []
+    rest = []
+    covered: set[int] = set()
+    for conjunct in _conjuncts(query.args.get("where")):
+        inside = _ids_within(conjunct) & refs
+        if not inside:
+            rest.append(conjunct)
+            continue
+        pair = _correlation(conjunct, refs)
+        if pair is None:
+            return None
+        inner_keys.append(pair[0])
+        outer_keys.append(pair[1])
+        covered |= inside
+    select_ids = set().union(*(_ids_within(p) for p in query.expressions))
+    if (refs - covered) - select_ids or (use.kind == "in" and refs - covered):
+        return None
+    if use.kind == "in":
+        if is_aggregated(query) or isinstance(query.expressions[0], exp.Star):
+            return None
+        first = query.expressions[0]
+        inner_keys.insert(0, first.this if isinstance(first, exp.Alias) else first)
+        assert use.lhs is not None
+        outer_keys.insert(0, use.lhs)
+    loose = [k for k in ("group", "having", "limit", "offset") if query.args.get(k)]
+    if use.kind == "exists":
+        loose = [k for k in loose if k not in ("limit", "offset")]
+    if loose or query.args.get("distinct") and query.args["distinct"].args.get("on"):
+        env.ctx.approximate(f"correlated subquery with {'/'.join(k.upper() for k in loose)} "
+                            "(all rows of the matching group)")
+    body = exp.Select(expressions=[exp.alias_(k.copy(), f"__k{i}")
+                                   for i, k in enumerate(inner_keys)])
+    for key in ("from_", "joins", "with_"):
+        if query.args.get(key):
+            body.set(key, query.args[key])
+    if rest:
+        body.set("where", exp.Where(this=exp.and_(*rest)))
+    rewritten = rewrite_query(body, env)
+    return _join(use, rewritten.query, rewritten.rep, outer_keys, sources, env, fallback)
+
+
+def _correlation(conjunct: exp.Expression, refs: set[int]) \
+        -> tuple[exp.Expression, exp.Expression] | None:
+    """``(inner side, outer side)`` of ``inner = outer``, or None."""
+    if not isinstance(conjunct, exp.EQ):
+        return None
+    for outer, inner in ((conjunct.this, conjunct.expression),
+                         (conjunct.expression, conjunct.this)):
+        columns = list(outer.find_all(exp.Column))
+        if columns and all(id(c) in refs for c in columns) and _plain(outer) \
+                and not _ids_within(inner) & refs and _plain(inner):
+            return inner, outer
+    return None

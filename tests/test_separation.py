@@ -1,0 +1,141 @@
+"""Separation on the real superhero database: verified, 1-minimal, reproducible."""
+
+import pytest
+
+from siselect.answers import same_answer
+from siselect.catalog import load_catalog
+from siselect.errors import NotASelect, QueryFailed
+from siselect.pair import Pair
+from siselect.separation import Options, separate
+from siselect.transpile import to_tree
+
+TALL = "SELECT COUNT(*) FROM superhero WHERE height_cm > 190"
+TALLISH = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 188"
+MARVEL_EXACT = (
+    "SELECT s.superhero_name FROM superhero s JOIN publisher p ON p.id = s.publisher_id "
+    "WHERE p.publisher_name = 'Marvel Comics' AND s.height_cm > 210"
+)
+MARVEL_ANY = (
+    "SELECT s.superhero_name FROM superhero s JOIN publisher p ON p.id = s.publisher_id "
+    "WHERE s.height_cm > 210"
+)
+
+
+def rows_of(result) -> list[tuple[str, list]]:
+    return [(t, row) for t, data in result["instance"].items() for row in data["rows"]]
+
+
+def one_minimal(executor, q1, q2, result) -> bool:
+    """Removing any single row of the instance makes the two queries agree."""
+    catalog = load_catalog(executor)
+    pair = Pair(executor, catalog, (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog)))
+    ids = result["row_ids"]
+    return pair.separates(ids) and all(
+        not pair.separates(ids[:i] + ids[i + 1 :]) for i in range(len(ids))
+    )
+
+
+@pytest.mark.parametrize(("q1", "q2"), [(TALL, TALLISH), (MARVEL_EXACT, MARVEL_ANY)])
+def test_separated_instances_are_verified_and_one_minimal(executor, q1, q2):
+    result = separate(executor, q1, q2)
+    assert result["status"] == "separated"
+    assert 1 <= result["rows"] <= 3
+    assert not same_answer(result["answers"]["q1"]["rows"], result["answers"]["q2"]["rows"])
+    assert one_minimal(executor, q1, q2, result)
+    assert set(result["timings"]) >= {"lineage", "search", "verification", "minimisation", "total"}
+
+
+def test_instance_rows_are_real_rows(executor):
+    result = separate(executor, MARVEL_EXACT, MARVEL_ANY)
+    for table, row in rows_of(result):
+        columns = result["instance"][table]["columns"]
+        where = " AND ".join(
+            f'"{c}" IS NULL' if v is None else f"\"{c}\" = '{v}'" for c, v in zip(columns, row)
+        )
+        assert executor.run(f'SELECT count(*) FROM "{table}" WHERE {where}').rows[0][0] >= 1
+
+
+def test_the_boundary_row_is_the_instance(executor):
+    result = separate(executor, TALL, TALLISH)
+    heights = [row[result["instance"]["superhero"]["columns"].index("height_cm")]
+               for _, row in rows_of(result)]
+    assert heights and all(188 <= h <= 190 for h in heights)
+
+
+def test_same_answer_in_another_order(executor):
+    result = separate(
+        executor,
+        "SELECT colour FROM colour WHERE id < 5",
+        "SELECT colour FROM colour WHERE id < 5 ORDER BY colour DESC",
+    )
+    assert result["status"] == "same_answer"
+
+
+def test_same_seed_same_instance(executor):
+    first = separate(executor, MARVEL_EXACT, MARVEL_ANY, Options(seed=11))
+    second = separate(executor, MARVEL_EXACT, MARVEL_ANY, Options(seed=11))
+    assert first["instance"] == second["instance"]
+
+
+def test_paper_strategy_samples_without_minimising(executor):
+    result = separate(executor, TALL, TALLISH, Options(strategy="paper"))
+    assert result["strategy"] == "paper"
+    assert result["status"] in ("separated", "failed")
+    assert result["tries"] <= 42
+    assert "minimisation" not in result["timings"]
+
+
+def test_with_references_adds_referenced_rows(executor):
+    q1 = (
+        "SELECT sp.power_name FROM hero_power hp JOIN superpower sp ON sp.id = hp.power_id "
+        "WHERE hp.hero_id = 1"
+    )
+    q2 = (
+        "SELECT sp.power_name FROM hero_power hp JOIN superpower sp ON sp.id = hp.power_id "
+        "WHERE hp.hero_id = 2"
+    )
+    plain = separate(executor, q1, q2)
+    full = separate(executor, q1, q2, Options(with_references=True, max_rows=100))
+    assert plain["status"] == full["status"] == "separated"
+    assert full["rows"] >= plain["rows"]
+    assert full["rows"] > plain["rows"]
+    assert "superhero" in full["instance"], "hero_power rows bring the heroes they name"
+
+
+def test_sqlite_dialect_is_transpiled(executor):
+    result = separate(
+        executor,
+        "SELECT `superhero_name` FROM superhero WHERE height_cm > 210",
+        "SELECT `superhero_name` FROM superhero WHERE height_cm > 205",
+        Options(dialect="sqlite"),
+    )
+    assert result["status"] == "separated" and result["rows"] == 1
+
+
+def test_ties_at_the_cut_are_not_separated(executor):
+    q1 = "SELECT superhero_name FROM superhero WHERE height_cm = 188 ORDER BY height_cm LIMIT 1"
+    q2 = (
+        "SELECT superhero_name FROM superhero WHERE height_cm = 188 "
+        "ORDER BY height_cm, superhero_name DESC LIMIT 1"
+    )
+    assert executor.run(
+        "SELECT count(*) FROM superhero WHERE height_cm = 188").rows[0][0] > 1
+    result = separate(executor, q1, q2)
+    assert result["status"] in ("nondeterministic", "same_answer")
+
+
+@pytest.mark.parametrize(
+    ("q1", "error", "sqlstate"),
+    [
+        ("DELETE FROM superhero", NotASelect, "25006"),
+        ("SELECT FROM WHERE", NotASelect, "42601"),
+        ("SELECT * FROM no_such_table", QueryFailed, "42P01"),
+        ("SELECT no_such_column FROM superhero", QueryFailed, "42703"),
+        ("SELECT 1 / (id - id) FROM superhero", QueryFailed, "22012"),
+    ],
+)
+def test_bad_input_is_an_error_with_sqlstate(executor, q1, error, sqlstate):
+    with pytest.raises(error) as caught:
+        separate(executor, q1, TALL)
+    assert caught.value.sqlstate == sqlstate
+    assert caught.value.message.startswith("q1:")
