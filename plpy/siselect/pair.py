@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from . import rowids
-from .answers import contained_in, same_answer
+from .answers import same_answer
 from .catalog import Catalog
 from .errors import QueryFailed
 from .executor import Executor, Rows
 from .shadow import restrict
-from .ties import tie_sensitive, with_ties
+from .ties import tie_explained, tie_sensitive, with_ties
 
 MAX_ANSWER_ROWS = 100_000
 
@@ -96,4 +96,4 @@ class Pair:
             return True
         grouped = group_rows(key, self.catalog)
         r1, r2 = (self.run(restrict(with_ties(t), self.catalog, grouped)) for t in self.trees)
-        return not (contained_in(a2.rows, r1.rows) or contained_in(a1.rows, r2.rows))
+        return not tie_explained(a1, a2, r1, r2)

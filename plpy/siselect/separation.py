@@ -11,7 +11,7 @@ from typing import Any
 from sqlglot import exp
 
 from . import nondeterminism
-from .answers import contained_in, same_answer
+from .answers import same_answer
 from .catalog import Catalog, load_catalog
 from .errors import InvalidInput, QueryFailed, SiselectError
 from .executor import Executor, Rows
@@ -20,7 +20,7 @@ from .lineage import witness_query
 from .minimise import ddmin
 from .pair import BudgetExceeded, Pair, Timer
 from .search import fetch_pool, growing_proposals, paper_proposals, paper_sizes, union_sql
-from .ties import with_ties
+from .ties import tie_explained, with_ties
 from .transpile import to_tree
 
 STRATEGIES = ("minimal", "paper")
@@ -163,14 +163,9 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     if not reasons:
         return None
     relaxed = [pair.run(with_ties(t)) for t in pair.trees]
-    if _overlap_explains(a1, a2, relaxed):
+    if tie_explained(a1, a2, *relaxed):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
-
-
-def _overlap_explains(a1: Rows, a2: Rows, relaxed: list[Rows]) -> bool:
-    """Some way of breaking ties makes one query return the other's answer."""
-    return contained_in(a2.rows, relaxed[0].rows) or contained_in(a1.rows, relaxed[1].rows)
 
 
 def _search(pair: Pair, options: Options) -> tuple[list[int] | None, list[str]]:

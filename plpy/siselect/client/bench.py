@@ -133,6 +133,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
     p.add_argument("--backend", default="lineage", help="provenance backend (default lineage)")
     p.add_argument("--max-rows", type=int, default=30, help="largest instance to accept")
+    p.add_argument("--with-references", action="store_true",
+                   help="add to each instance the rows its rows reference through foreign keys")
     p.add_argument("--pair-budget", type=float, default=300.0, metavar="SECONDS",
                    help="time limit for separating one pair (default 300)")
     p.add_argument("--seed", type=int, default=0)
@@ -176,6 +178,7 @@ def settings_from(args: argparse.Namespace) -> "Settings":
     config = llm_config_from(args) if uses_llm else None
     options = Options(dialect=DIALECT, strategy=args.strategy, max_rows=args.max_rows,
                       seed=args.seed, backend=args.backend,
+                      with_references=args.with_references,
                       budget_seconds=args.pair_budget).check()
     runs = getattr(config, "votes", None) or 3
     return Settings(options=options, judge=args.judge, noise=args.judge_noise,

@@ -68,7 +68,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "gold_failed": [r["question_id"] for r in records if r["status"] == "gold_failed"],
         "tournament_errors": [r["question_id"] for r in scored if r.get("tournament_error")],
         **{k: run.get(k) for k in ("label", "judge", "judge_noise", "seed", "strategy",
-                                    "backend")},
+                                    "backend", "with_references")},
         "coverage": {s: sum(bool(r["coverage"][s]) for r in scored) for s in STAGES},
         "pairs": len(duels), "separated": len(separated),
         "separation_rate": _rounded(len(separated) / len(duels)) if duels else None,
@@ -104,7 +104,7 @@ def _percent(fraction: float | None) -> str:
 
 
 def _number(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:g}{unit}"
+    return "-" if value is None else f"{value:.3g}{unit}"
 
 
 def summary_table(summary: dict[str, Any]) -> str:

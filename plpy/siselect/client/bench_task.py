@@ -47,7 +47,9 @@ class Settings:
         llm = self.llm_config
         return {"judge": self.judge, "judge_noise": self.noise, "seed": self.options.seed,
                 "strategy": self.options.strategy, "backend": self.options.backend,
-                "max_rows": self.options.max_rows, "baselines": list(self.baselines),
+                "max_rows": self.options.max_rows,
+                "with_references": self.options.with_references,
+                "pair_budget": self.options.budget_seconds, "baselines": list(self.baselines),
                 "pairwise_share": self.pairwise_share, "result_rows": self.result_rows,
                 "runs": self.runs,
                 "llm_model": getattr(llm, "model", None) if llm else None,

@@ -77,9 +77,9 @@ def uses_of(select: exp.Select) -> list[Use]:
     return uses
 
 
-def _describe(use: Use, correlated: bool, row_level: bool) -> str:
+def _describe(use: Use, row_level: bool) -> str:
+    """A short name of the construct, for notes: "NOT EXISTS subquery", ..."""
     words = ["NOT"] if use.negated else []
-    words += ["correlated"] if correlated else []
     words += [{"in": "IN", "exists": "EXISTS", "scalar": "scalar"}[use.kind], "subquery"]
     if not row_level:
         words += ["in", {"select": "SELECT", "order": "ORDER BY"}.get(use.clause,
@@ -98,7 +98,7 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
         refs = outer_references(use.query, env.ctx.catalog, env)
         row_level = use.clause in ROW_CLAUSES or (use.clause in ("select", "order")
                                                   and not grouped)
-        name = _describe(use, bool(refs), row_level)
+        name = _describe(use, row_level)
 
         def fallback(use: Use = use, correlated: bool = bool(refs), name: str = name) -> None:
             _listed_apart(use, correlated, name, env)
@@ -128,7 +128,7 @@ def _listed_apart(use: Use, correlated: bool, name: str, env: Env) -> None:
         return
     body = _reading_body(use.query, env)
     if body is None:
-        ctx.approximate(f"{name} (its rows are not included)")
+        ctx.approximate(f"{name} (correlated; its rows are not included)")
         return
     rewritten = rewrite_query(body, env)
     ctx.extras.append(witness_rows(rewritten, ctx))
@@ -189,7 +189,7 @@ def _needed(exprs: list[exp.Expression], sources: list[Source]) -> set[str]:
     return keys
 
 
-def _join(use: Use, inner: exp.Query, rep, outer_keys: list[exp.Expression],
+def _join(inner: exp.Query, rep, outer_keys: list[exp.Expression],
           sources: list[Source], env: Env, fallback: Callable[[], None]) -> JoinPlan:
     """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns."""
     keys = [f"__k{i}" for i in range(len(outer_keys))]
@@ -211,7 +211,7 @@ def _uncorrelated_in(use: Use, sources: list[Source], env: Env,
 
     rewritten = rewrite_query(use.query, env)
     assert use.lhs is not None
-    return _join(use, rewritten.query, rewritten.rep, [use.lhs], sources, env, fallback)
+    return _join(rewritten.query, rewritten.rep, [use.lhs], sources, env, fallback)
 
 
 def _plain(expr: exp.Expression) -> bool:
@@ -257,7 +257,7 @@ def _correlated(use: Use, sources: list[Source], env: Env,
     loose = [k for k in ("group", "having", "limit", "offset") if query.args.get(k)]
     if use.kind == "exists":
         loose = [k for k in loose if k not in ("limit", "offset")]
-    if loose or query.args.get("distinct") and query.args["distinct"].args.get("on"):
+    if loose:
         env.ctx.approximate(f"correlated subquery with {'/'.join(k.upper() for k in loose)} "
                             "(all rows of the matching group)")
     body = exp.Select(expressions=[exp.alias_(k.copy(), f"__k{i}")
@@ -268,7 +268,7 @@ def _correlated(use: Use, sources: list[Source], env: Env,
     if rest:
         body.set("where", exp.Where(this=exp.and_(*rest)))
     rewritten = rewrite_query(body, env)
-    return _join(use, rewritten.query, rewritten.rep, outer_keys, sources, env, fallback)
+    return _join(rewritten.query, rewritten.rep, outer_keys, sources, env, fallback)
 
 
 def _correlation(conjunct: exp.Expression, refs: set[int]) \

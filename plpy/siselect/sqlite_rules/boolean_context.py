@@ -10,6 +10,7 @@ from sqlglot import exp
 from ..catalog import Catalog
 from .as_number import as_number
 from .sqlite_type import BOOLEAN, TEXT, Typer
+from .template import GENERATED
 from .walk import replace, walk
 
 
@@ -39,8 +40,8 @@ def boolean_context(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     for node in walk(tree):
         if isinstance(node, (exp.Paren, exp.Alias)) or node.parent is None:
             continue
-        if not isinstance(node.parent, (exp.Expr,)) or _is_clause_part(node):
-            continue
+        if _is_clause_part(node) or node.parent.meta.get(GENERATED):
+            continue  # a generated template already puts each operand in the right type
         condition = is_condition_slot(node)
         kind = typer(node).kind
         if kind == BOOLEAN and not condition and _is_value_slot(node):

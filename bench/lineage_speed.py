@@ -1,0 +1,100 @@
+"""Cost of the lineage (witness) query against the query itself, on a generated table.
+
+Creates (once) schema ``lineage_bench`` with ``fact`` (--rows rows, default 1,000,000)
+and ``dim`` (1,000 rows), then for a few query shapes prints the time of the original
+query, the time of its witness query (all witnesses produced and counted on the server),
+the ratio, and the number of witnesses.
+
+    python3 bench/lineage_speed.py [--dsn DSN] [--rows 1000000] [--repeat 3]
+"""
+
+import statistics
+import sys
+import time
+
+import psycopg
+from common import parser
+
+from siselect.catalog import load_catalog
+from siselect.client.cli import resolve_dsn
+from siselect.client.pgexec import PsycopgExecutor, connect
+from siselect.lineage import witness_query
+from siselect.transpile import to_tree
+
+SCHEMA = "lineage_bench"
+
+SHAPES = {
+    "join + group by + count":
+        "SELECT d.name, COUNT(*) FROM fact f JOIN dim d ON d.id = f.k GROUP BY d.name",
+    "order by count desc limit 1":
+        "SELECT d.name FROM fact f JOIN dim d ON d.id = f.k GROUP BY d.name "
+        "ORDER BY COUNT(*) DESC LIMIT 1",
+    "IN subquery":
+        "SELECT COUNT(*) FROM fact f WHERE f.k IN (SELECT id FROM dim WHERE cat = 3)",
+    "DISTINCT":
+        "SELECT DISTINCT f.g FROM fact f WHERE f.v > 0.5",
+    "filter, order by limit 10":
+        "SELECT f.id, f.v FROM fact f JOIN dim d ON d.id = f.k WHERE d.cat < 5 "
+        "ORDER BY f.v DESC LIMIT 10",
+    "derived aggregate, outer filter":
+        "SELECT x.g FROM (SELECT g, AVG(v) AS a FROM fact GROUP BY g) x WHERE x.a > 0.5",
+    "uncorrelated scalar subquery":
+        "SELECT COUNT(*) FROM fact f WHERE f.v > (SELECT AVG(v) FROM fact)",
+}
+
+
+def create_tables(dsn: str, rows: int) -> None:
+    """The generated tables, made once for a given size."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT obj_description(to_regnamespace(%s), 'pg_namespace')", (SCHEMA,)).fetchone()
+        if found and found[0] == f"rows={rows}":
+            return
+        conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        conn.execute(f"CREATE SCHEMA {SCHEMA}")
+        conn.execute(f"CREATE TABLE {SCHEMA}.dim AS SELECT i AS id, 'name ' || (i % 700) AS name, "
+                     "i % 10 AS cat FROM generate_series(1, 1000) AS i")
+        conn.execute(f"ALTER TABLE {SCHEMA}.dim ADD PRIMARY KEY (id)")
+        conn.execute(f"CREATE TABLE {SCHEMA}.fact AS SELECT i AS id, (i * 7919) % 5000 AS g, "
+                     "1 + (i * 104729) % 1000 AS k, ((i * 2654435761) % 1000003) / 1000003.0 AS v "
+                     f"FROM generate_series(1::bigint, {rows}) AS i")
+        conn.execute(f"ANALYZE {SCHEMA}.dim")
+        conn.execute(f"ANALYZE {SCHEMA}.fact")
+        conn.execute(f"COMMENT ON SCHEMA {SCHEMA} IS 'rows={rows}'")
+
+
+def timed(executor: PsycopgExecutor, sql: str, repeat: int) -> tuple[float, int]:
+    """Median seconds to run ``sql`` to completion on the server, and its row count."""
+    counted = f"SELECT count(t) FROM ({sql}) AS t"  # count(t): every column is computed
+    times = []
+    count = 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        count = int(executor.run(counted).rows[0][0])
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), count
+
+
+def main() -> int:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    dsn = resolve_dsn(args)
+    create_tables(dsn, args.rows)
+    with connect(dsn, SCHEMA, statement_timeout_ms=600_000) as conn:
+        executor = PsycopgExecutor(conn)
+        catalog = load_catalog(executor)
+        print(f"fact: {args.rows} rows, dim: 1000 rows; median of {args.repeat} runs")
+        print(f"{'shape':34s} {'original':>10s} {'witnesses':>10s} {'ratio':>7s} {'count':>9s}")
+        for name, sql in SHAPES.items():
+            tree = to_tree(sql, "postgres", catalog)
+            lineage = witness_query(tree, catalog)
+            plain, _ = timed(executor, sql, args.repeat)
+            traced, count = timed(executor, lineage.sql, args.repeat)
+            print(f"{name:34s} {plain:9.3f}s {traced:9.3f}s {traced / plain:6.1f}x {count:9d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

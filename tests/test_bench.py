@@ -1,0 +1,236 @@
+"""``siselect bench`` on a handful of BIRD superhero tasks: scoring by BIRD's rule, the
+summary, output files, judge noise, workers, interrupting and resuming, the LLM
+baselines through the harness, and clear errors on bad inputs."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chat_server import ChatServer
+from conftest import SHARED, SUPERHERO
+from siselect.client.bench_summary import comparable
+from siselect.client.cli import main
+
+TASK_IDS = [735, 744, 766, 793, 810]  # K=2 tasks that run in well under a second each
+CANDIDATES_K2 = SHARED / "siselection" / "candidates" / "2" / "stage1.json"
+# A task of our own whose gold query sleeps: it is still running when the test interrupts.
+SLOW = {"question_id": 999_001, "db_id": "superhero", "difficulty": "simple",
+        "question": "How many superheroes have an id below 10?", "evidence": "",
+        "SQL": "SELECT COUNT(*) FROM superhero WHERE id < (SELECT 10 FROM "
+               "(SELECT pg_sleep(1)) AS s)"}
+SLOW_CANDIDATES = ["SELECT COUNT(*) FROM superhero WHERE id < 10",
+                   "SELECT COUNT(*) FROM superhero WHERE id <= 10"]
+# And one whose gold query fails on PostgreSQL: reported, not scored.
+BROKEN = {"question_id": 999_002, "db_id": "superhero", "question": "Which hero is oldest?",
+          "evidence": "", "SQL": "SELECT superhero_name FROM superhero ORDER BY age DESC"}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    """Tasks, candidates and a databases directory in BIRD's layout."""
+    root = tmp_path_factory.mktemp("bird")
+    tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
+             if t["question_id"] in TASK_IDS]
+    candidates = {q: c for q, c in json.loads(CANDIDATES_K2.read_text()).items()
+                  if int(q) in TASK_IDS}
+    candidates[str(SLOW["question_id"])] = SLOW_CANDIDATES
+    candidates[str(BROKEN["question_id"])] = SLOW_CANDIDATES
+    (root / "tasks.json").write_text(json.dumps([*tasks, SLOW, BROKEN]))
+    (root / "candidates.json").write_text(json.dumps(candidates))
+    (root / "dbs").mkdir()
+    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
+    return {"tasks": root / "tasks.json", "candidates": root / "candidates.json",
+            "databases": root / "dbs", "root": root}
+
+
+def bench_args(data: dict[str, Path], dsn: str, out: Path, *extra: str) -> list[str]:
+    return ["bench", "--tasks", str(data["tasks"]), "--candidates", str(data["candidates"]),
+            "--databases", str(data["databases"]), "--dsn", dsn, "--out", str(out),
+            "--statement-timeout", "20000", *extra]
+
+
+def run_bench(capsys, *args: str) -> dict:
+    """Run the command in-process; returns the JSON summary it printed last."""
+    assert main([*args, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def without_timings(rows: list[dict]) -> list[dict]:
+    def strip(r: dict) -> dict:
+        duels = [{k: v for k, v in d.items() if k != "seconds"} for d in r.get("duels", [])]
+        return {**{k: v for k, v in r.items() if k != "timings"}, "duels": duels}
+    return [strip(r) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def first(data, dsn, superhero) -> tuple[dict, Path]:
+    """One uninterrupted run on two workers, shared by several tests."""
+    out = data["root"] / "first"
+    assert main([*bench_args(data, dsn, out, "--workers", "2"), "--json"]) == 0
+    return json.loads((out / "summary.json").read_text()), out
+
+
+def sqlite_rows(sql: str) -> set:
+    with sqlite3.connect(f"file:{SUPERHERO}?mode=ro", uri=True) as db:
+        return set(db.execute(sql).fetchall())
+
+
+def test_summary_has_the_figures_and_scores_by_birds_rule(first, data):
+    summary, out = first
+    assert summary["tasks"] == 7 and summary["scored"] == 6
+    assert summary["gold_failed"] == [BROKEN["question_id"]]
+    assert summary["coverage"]["transpiled"] >= summary["coverage"]["executed"] >= \
+        summary["coverage"]["lineage"] >= 1
+    assert summary["pairs"] >= 6 and 1 <= summary["separated"] <= summary["pairs"]
+    assert summary["separation_rate"] == round(summary["separated"] / summary["pairs"], 6)
+    assert 1 <= summary["instance_rows"]["median"] <= summary["instance_rows"]["max"]
+    assert summary["pair_seconds"]["median"] > 0 and summary["judge_calls"] == 0
+    assert set(summary["accuracy"]) == {"tournament", "consistency", "upper_bound"}
+    rows = [r for r in records(out) if r["status"] == "ok"]
+    for method in ("tournament", "consistency"):
+        hits = sum(r["hits"][method] for r in rows)
+        assert summary["correct"][method] == hits
+        assert summary["accuracy"][method] == round(hits / 6, 6)
+    # Each method's verdict agrees with the rule applied to SQLite's own results.
+    tasks = {t["question_id"]: t for t in json.loads(data["tasks"].read_text())}
+    candidates = json.loads(data["candidates"].read_text())
+    for r in rows:
+        gold = sqlite_rows(tasks[r["question_id"]]["SQL"].replace("pg_sleep(1)", "1"))
+        for method, choice in r["choices"].items():
+            chosen = sqlite_rows(candidates[str(r["question_id"])][choice])
+            assert r["hits"][method] == (chosen == gold), (r["question_id"], method)
+        assert r["upper_bound"] == any(sqlite_rows(c) == gold
+                                       for c in candidates[str(r["question_id"])])
+
+
+def test_output_files(first):
+    summary, out = first
+    ids = [r["question_id"] for r in records(out)]
+    assert ids == sorted(ids) == sorted([*TASK_IDS, SLOW["question_id"], BROKEN["question_id"]])
+    for qid in ids:
+        assert (out / "reports" / f"{qid}.md").read_text().startswith(f"# Task {qid} ")
+    assert "gold query failed on PostgreSQL" in (out / "reports" / "999002.md").read_text()
+    slow = (out / "reports" / "999001.md").read_text()
+    assert "Separating instance D'" in slow and "**Judge (reference)**" in slow
+    run = json.loads((out / "run.json").read_text())
+    assert run["judge"] == "reference" and len(run["tasks_sha256"]) == 64
+
+
+def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys):
+    summary, out_first = first
+    out = data["root"] / "interrupted"
+    command = [sys.executable, "-c", "import sys; from siselect.client.cli import main; "
+               "sys.exit(main(sys.argv[1:]))", *bench_args(data, dsn, out, "--workers", "1")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while not (results.exists() and results.read_text().count("\n") >= 1):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    kept = records(out)
+    assert 1 <= len(kept) < 7  # the slow task was still running: it is not recorded
+    assert b"--resume" in err
+    again = run_bench(capsys, *bench_args(data, dsn, out, "--resume"))
+    assert comparable(again) == comparable(summary)  # and one worker against two
+    assert without_timings(records(out)) == without_timings(records(out_first))
+    done = {r["question_id"] for r in kept}
+    for qid in done:  # the finished ones were not run again
+        assert next(r for r in records(out) if r["question_id"] == qid)["timings"] == \
+            next(r for r in kept if r["question_id"] == qid)["timings"]
+
+
+def test_judge_noise_is_seeded_and_flips_verdicts(first, data, dsn, capsys):
+    _, out_first = first
+    clean = {r["question_id"]: r for r in records(out_first)}
+    fast = ("--limit", str(len(TASK_IDS)))  # the superhero tasks, not the slow one
+    always = run_bench(capsys, *bench_args(data, dsn, data["root"] / "p1", "--judge-noise", "1",
+                                           *fast))
+    assert always["judge_noise"] == 1.0
+    flipped = 0
+    for r in records(data["root"] / "p1"):
+        for duel, before in zip(r.get("duels", []), clean[r["question_id"]].get("duels", []),
+                                strict=True):
+            if duel["separation"] == "separated" and before["verdict"] in ("a", "b"):
+                assert duel["verdict"] != before["verdict"]
+                flipped += 1
+    assert flipped >= 2
+    assert always["correct"]["tournament"] < first[0]["correct"]["tournament"]
+    half = [run_bench(capsys, *bench_args(data, dsn, data["root"] / f"half{i}",
+                                          "--judge-noise", "0.5", "--seed", "7", *fast))
+            for i in (1, 2)]
+    assert comparable(half[0]) == comparable(half[1])
+    assert without_timings(records(data["root"] / "half1")) == \
+        without_timings(records(data["root"] / "half2"))
+
+
+def test_llm_baselines_run_through_the_harness(data, dsn, superhero, capsys):
+    def reply(request) -> str:
+        system = request.body["messages"][0]["content"]
+        return '{"choice": 1}' if '"choice"' in system else '{"better": "B"}'
+
+    with ChatServer() as chat:
+        chat.respond_with(reply)
+        summary = run_bench(capsys, *bench_args(
+            data, dsn, data["root"] / "llm", "--limit", "3", "--baselines",
+            "consistency,naive,pairwise", "--llm-url", chat.base_url, "--llm-model", "m"))
+        calls = len(chat.chat_requests())
+    assert set(summary["accuracy"]) == {"tournament", "consistency", "naive", "pairwise",
+                                        "upper_bound"}
+    assert summary["baseline_calls"]["naive"] == 3 * 2  # two agreeing votes settle a task
+    assert summary["baseline_calls"]["pairwise"] == 3 * 2  # one pair a task, settled by two
+    assert calls == sum(summary["baseline_calls"].values())
+    for r in records(data["root"] / "llm"):
+        assert r["choices"]["naive"] == 0  # the first candidate listed
+        groups = r["baseline_runs"]["pairwise"]["duels"]
+        assert r["choices"]["pairwise"] == groups[-1]["b"]  # B always wins: the last one
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["tasks"].unlink(), "tasks file {tasks}: no such file"),
+    (lambda d: d["candidates"].write_text('{"1": ["SELECT 1"],}'),
+     "candidates file {candidates}: not valid JSON: Expecting property name enclosed in double "
+     "quotes at line 1, column 20"),
+    (lambda d: d["candidates"].write_text('["SELECT 1"]'), "expected an object"),
+    (lambda d: d["tasks"].write_text('[{"question_id": 1, "db_id": "x"}]'),
+     "tasks file {tasks}, item 0: missing question, SQL"),
+    (lambda d: d["tasks"].write_text(json.dumps([{**SLOW, "db_id": "formula_1"}])),
+     "databases not found under {databases} (expected {databases}/<db_id>/<db_id>.sqlite): "
+     "formula_1 (1 tasks)"),
+    (lambda d: d["tasks"].write_text(json.dumps([SLOW, SLOW])), "999001 appears twice"),
+    (lambda d: d["tasks"].write_text(json.dumps([{**SLOW, "question_id": 5}])),
+     "no task of {tasks} has candidates in {candidates}"),
+])
+def test_bad_inputs_are_clear_errors(tmp_path, capsys, change, message):
+    data = {"tasks": tmp_path / "tasks.json", "candidates": tmp_path / "candidates.json",
+            "databases": tmp_path / "dbs"}
+    data["tasks"].write_text(json.dumps([SLOW]))
+    data["candidates"].write_text(json.dumps({str(SLOW["question_id"]): SLOW_CANDIDATES}))
+    data["databases"].mkdir()
+    change(data)
+    # No server is named: the inputs are refused before one would be needed.
+    assert main(bench_args(data, "postgresql://nobody@127.0.0.1:1/none", tmp_path / "o")) == 1
+    err = capsys.readouterr().err
+    assert message.format(**data) in err
+
+
+def test_results_are_never_overwritten_or_resumed_with_other_settings(first, data, dsn, capsys):
+    _, out = first
+    assert main(bench_args(data, dsn, out)) == 1
+    assert "holds the results of an earlier run; pass --resume" in capsys.readouterr().err
+    assert main(bench_args(data, dsn, out, "--resume", "--seed", "3")) == 1
+    assert "cannot resume" in capsys.readouterr().err

@@ -1,0 +1,253 @@
+"""Issue 7, point 1: candidate SQL is one read-only SELECT, checked by the parser and
+enforced by PostgreSQL, time-limited, with capped answers; hostile names and values in
+the data travel as data."""
+
+import time
+
+import psycopg
+import pytest
+from safety_fixtures import (  # noqa: F401 - fixtures
+    KIND_COL,
+    OWNERS,
+    PETS,
+    admin,
+    assert_clean,
+    corpus,
+    db_state,
+    hostile,
+    owners_sql,
+    probe,
+    stable,
+)
+
+from siselect.client.pgexec import PsycopgExecutor, connect
+from siselect.errors import NotASelect, QueryFailed
+from siselect.executor import quote_ident
+from siselect.judges import NoJudge
+from siselect.separation import Options, separate
+from siselect.sqlcheck import parse_select
+from siselect.tournament import run_tournament
+
+WRITES = corpus("writes.sql")
+WRITE_FUNCTIONS = corpus("write_functions.sql")
+SIDE_EFFECTS = corpus("side_effects.sql")
+TALL = "SELECT count(*) FROM superhero WHERE height_cm > 200"
+TALLISH = "SELECT count(*) FROM superhero WHERE height_cm >= 198"
+SLEEPY = "SELECT 1 AS n FROM pg_sleep(30)"
+HUGE = "SELECT g FROM generate_series(1, 200000) AS g"
+# Limits a hang is told apart from slowness by, on a loaded two-core machine.
+HANG = 20.0
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
+@pytest.mark.parametrize("sql", WRITES + SIDE_EFFECTS, ids=lambda s: s[:40])
+def test_the_check_refuses_writes_and_side_effects(sql, dialect):
+    with pytest.raises(NotASelect) as caught:
+        parse_select(sql, dialect)
+    assert caught.value.sqlstate in {"25006", "42601"}
+
+
+@pytest.mark.parametrize("sql", WRITE_FUNCTIONS, ids=lambda s: s[:40])
+def test_the_check_cannot_see_what_a_function_does(sql):
+    """These pass the parser: PostgreSQL's read-only transaction is what stops them."""
+    parse_select(sql, "postgres")
+
+
+def _refusals(run, entries: list[str]) -> list[str]:
+    """The entries that ``run`` did not refuse (empty when every one was refused)."""
+    accepted = []
+    for sql in entries:
+        try:
+            run(sql)
+        except (QueryFailed, psycopg.Error):
+            continue
+        accepted.append(sql)
+    return accepted
+
+
+def test_postgres_refuses_writes_past_the_check_client_side(dsn, admin, superhero, probe):
+    before = db_state(admin)
+    with connect(dsn, superhero, statement_timeout_ms=10_000) as conn:
+        executor = PsycopgExecutor(conn)
+        assert _refusals(executor.run, WRITES + WRITE_FUNCTIONS) == []
+        with pytest.raises(QueryFailed) as caught:
+            executor.run("SELECT safety_probe.write_probe()")
+        assert caught.value.sqlstate == "25006"
+        with pytest.raises(QueryFailed) as caught:
+            executor.run("SET transaction_read_only = off; DELETE FROM colour")
+        assert caught.value.sqlstate == "42601"  # one statement per call, by the protocol
+    assert_clean(admin, before)
+
+
+def test_postgres_refuses_writes_past_the_check_server_side(dsn, admin, superhero, probe):
+    before = db_state(admin)
+
+    def raw_run(sql: str) -> None:
+        admin.execute("SELECT safety_probe.raw_run(%s, %s)", (sql, superhero))
+
+    assert _refusals(raw_run, WRITES + WRITE_FUNCTIONS) == []
+    for sql in WRITE_FUNCTIONS:
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            raw_run(sql)
+    # Closing the executor's wrapping parenthesis smuggles a second statement into SPI.
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        raw_run("SELECT 1) AS _q; DELETE FROM colour; SELECT * FROM (SELECT 1")
+    with pytest.raises(psycopg.Error):
+        raw_run("SELECT 1) AS _q; SET LOCAL transaction_read_only = off; "
+                "DELETE FROM colour; SELECT * FROM (SELECT 1")
+    assert_clean(admin, before)
+
+
+def test_write_functions_through_separate_and_tournament(admin, superhero, probe):
+    before = db_state(admin)
+    for sql in WRITE_FUNCTIONS:
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            admin.execute("SELECT siselect.separate(%s, %s, search_path => %s)",
+                          (sql, TALL, superhero))
+    result = admin.execute(
+        "SELECT siselect.tournament(%s, 'How many tall heroes?', judge => 'none', "
+        "search_path => %s)", (WRITE_FUNCTIONS + [TALL], superhero)
+    ).fetchone()[0]
+    assert {d["sqlstate"] for d in result["dropped"]} == {"25006"}
+    assert len(result["dropped"]) == len(WRITE_FUNCTIONS)
+    assert result["winner"]["index"] == len(WRITE_FUNCTIONS)
+    assert_clean(admin, before)
+
+
+def test_side_effects_never_reach_the_server(admin, superhero):
+    before = db_state(admin)
+    for sql in SIDE_EFFECTS:
+        with pytest.raises(psycopg.Error) as caught:
+            admin.execute("SELECT siselect.separate(%s, %s, search_path => %s)",
+                          (sql, TALL, superhero))
+        assert caught.value.sqlstate in {"25006", "42601"}, sql
+    result = admin.execute(
+        "SELECT siselect.tournament(%s, 'q', judge => 'none', search_path => %s)",
+        (SIDE_EFFECTS, superhero),
+    ).fetchone()[0]
+    assert result["winner"] is None and len(result["dropped"]) == len(SIDE_EFFECTS)
+    mine = admin.execute(
+        "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'"
+    ).fetchone()[0]
+    assert mine == 0
+    assert admin.execute("SHOW statement_timeout").fetchone()[0] == "0"
+    assert_clean(admin, before)
+
+
+def test_rollback_undoes_what_a_read_only_query_may_change(dsn, admin, superhero, probe):
+    """Past the check, a query can still change settings or create large objects in a
+    read-only transaction: both executors roll every query back."""
+    before = db_state(admin)
+    with connect(dsn, superhero, statement_timeout_ms=7_000) as conn:
+        executor = PsycopgExecutor(conn)
+        executor.run("SELECT set_config('statement_timeout', '0', false)")
+        executor.run("SELECT set_config('search_path', 'pg_catalog', false)")
+        executor.run("SELECT lo_create(0)")
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "7s"
+        assert executor.run("SELECT count(*) FROM colour").rows[0][0] > 0
+    admin.execute("SELECT safety_probe.raw_run(%s, %s)",
+                  ("SELECT set_config('work_mem', '77MB', false)", superhero))
+    admin.execute("SELECT safety_probe.raw_run(%s, %s)", ("SELECT lo_create(0)", superhero))
+    with admin.transaction(force_rollback=True):
+        admin.execute("SELECT safety_probe.raw_run(%s, %s)",
+                      ("SELECT set_config('work_mem', '78MB', true)", superhero))
+        assert admin.execute("SHOW work_mem").fetchone()[0] not in {"77MB", "78MB"}
+    assert admin.execute("SHOW work_mem").fetchone()[0] != "77MB"
+    assert_clean(admin, before)
+
+
+# ---- time limits and caps ----------------------------------------------------------------
+
+
+def test_server_call_ends_at_the_callers_statement_timeout(admin, superhero):
+    before = db_state(admin)
+    admin.execute("SET statement_timeout = '1s'")
+    try:
+        for call, args in [
+            ("SELECT siselect.separate(%s, %s, search_path => %s)", (SLEEPY, TALL, superhero)),
+            ("SELECT siselect.tournament(%s, 'q', judge => 'none', search_path => %s)",
+             ([TALL, SLEEPY, TALLISH], superhero)),
+        ]:
+            started = time.monotonic()
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                admin.execute(call, args)
+            assert time.monotonic() - started < HANG
+        assert admin.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        admin.execute("RESET statement_timeout")
+    assert_clean(admin, before)
+
+
+def test_client_per_query_limit(dsn, admin, superhero):
+    before = db_state(admin)
+    with connect(dsn, superhero, statement_timeout_ms=500) as conn:
+        executor = PsycopgExecutor(conn)
+        started = time.monotonic()
+        with pytest.raises(QueryFailed) as caught:
+            separate(executor, SLEEPY, TALL)
+        assert caught.value.sqlstate == "57014"
+        result = run_tournament(executor, [SLEEPY, TALL, TALLISH], "How many?", None,
+                                NoJudge(), Options())
+        assert time.monotonic() - started < HANG
+    assert [(d["index"], d["sqlstate"]) for d in result["dropped"]] == [(0, "57014")]
+    assert result["winner"] is not None
+    assert_clean(admin, before)
+
+
+def test_budget_spent_is_a_status(executor):
+    result = separate(executor, TALL, TALLISH, Options(budget_seconds=1e-9))
+    assert result["status"] == "timeout"
+    assert "budget" in result["reason"]
+
+
+def test_answers_are_capped(admin, executor, superhero):
+    with pytest.raises(QueryFailed) as caught:
+        separate(executor, HUGE, TALL)
+    assert caught.value.sqlstate == "54000"
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded):
+        admin.execute("SELECT siselect.separate(%s, %s, search_path => %s)",
+                      (HUGE, TALL, superhero))
+    result = admin.execute(
+        "SELECT siselect.tournament(%s, 'q', judge => 'none', search_path => %s)",
+        ([HUGE, TALL, TALLISH], superhero),
+    ).fetchone()[0]
+    assert [(d["index"], d["sqlstate"]) for d in result["dropped"]] == [(0, "54000")]
+
+
+# ---- hostile names and values ------------------------------------------------------------
+
+
+def _rows_of(admin: psycopg.Connection, schema: str, table: str) -> list[list]:
+    cur = admin.execute(f"SELECT * FROM {quote_ident(schema)}.{quote_ident(table)}")
+    return [list(r) for r in cur.fetchall()]
+
+
+def _check_instance(admin, schema: str, result: dict) -> None:
+    assert result["status"] == "separated", result
+    for table, data in result["instance"].items():
+        assert table in {OWNERS, PETS}
+        stored = _rows_of(admin, schema, table)
+        for row in data["rows"]:
+            assert row in stored, f"{table}: {row} is not a row of the database"
+
+
+JOIN = (f"SELECT p.{quote_ident(KIND_COL)} FROM {quote_ident(PETS)} AS p "
+        f"JOIN {quote_ident(OWNERS)} AS o ON o.id = p.owner WHERE o.score {{}} 1")
+
+
+@pytest.mark.parametrize("q1, q2", [
+    (owners_sql("score > 1"), owners_sql("score >= 1")),
+    (JOIN.format(">"), JOIN.format(">=")),
+], ids=["one table", "join"])
+def test_hostile_names_and_values_separate_as_data(dsn, admin, hostile, probe, q1, q2):
+    before = db_state(admin)
+    server = admin.execute(
+        "SELECT siselect.separate(%s, %s, search_path => %s)", (q1, q2, hostile)
+    ).fetchone()[0]
+    _check_instance(admin, hostile, server)
+    with connect(dsn, hostile, statement_timeout_ms=30_000) as conn:
+        client = separate(PsycopgExecutor(conn), q1, q2)
+    _check_instance(admin, hostile, client)
+    assert stable(client) == stable(server)
+    assert probe.fired_tags() == []
+    assert_clean(admin, before)
