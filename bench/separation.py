@@ -84,8 +84,8 @@ def big_database(conn, rows: int) -> None:
         "REFERENCES bench_big.customer, amount double precision, status text)"
     )
     conn.execute(
-        f"INSERT INTO bench_big.orders SELECT i, 1 + (i * 7919) % 100000, "
-        f"(i * 104729) % 1000 / 10.0, (ARRAY['open','shipped','returned'])[1 + i % 3] "
+        f"INSERT INTO bench_big.orders SELECT i, 1 + (i::bigint * 7919) % 100000, "
+        f"(i::bigint * 104729) % 1000 / 10.0, (ARRAY['open','shipped','returned'])[1 + i % 3] "
         f"FROM generate_series(1, {rows}) i"
     )
     conn.execute("ANALYZE bench_big.customer, bench_big.orders")

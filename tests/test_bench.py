@@ -127,9 +127,10 @@ def test_output_files(first):
     assert run["judge"] == "reference" and len(run["tasks_sha256"]) == 64
 
 
-def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys, stop):
     summary, out_first = first
-    out = data["root"] / "interrupted"
+    out = data["root"] / f"interrupted-{stop.name}"
     command = [sys.executable, "-c", "import sys; from siselect.client.cli import main; "
                "sys.exit(main(sys.argv[1:]))", *bench_args(data, dsn, out, "--workers", "1")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -139,7 +140,7 @@ def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys):
     while not (results.exists() and results.read_text().count("\n") >= 1):
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.02)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     kept = records(out)

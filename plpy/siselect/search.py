@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .executor import Executor, quote_literal
+from .executor import Executor
 
 POOL = 48  # witnesses fetched per side; tries draw from these
 
@@ -26,12 +26,12 @@ class Pool:
 
 def pool_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL) -> str:
     """One statement: both lineages, their differences, a seeded sample of each, the sizes."""
-    salt = quote_literal(f":{seed}")
     parts = []
     for side, source in (("only1", "d12"), ("only2", "d21"), ("both", "common")):
+        # A seeded hash of the witness orders it at random, reproducibly, without text.
         parts.append(
             f"(SELECT '{side}' AS side, w, count(*) OVER () AS n FROM {source} "
-            f"ORDER BY md5(w::text || {salt}) LIMIT {size})"
+            f"ORDER BY hash_array_extended(w, {int(seed)}), w LIMIT {size})"
         )
     return (
         f"WITH w1 AS MATERIALIZED ({lineage1}), w2 AS MATERIALIZED ({lineage2}), "

@@ -62,10 +62,11 @@ class PlpyExecutor:
             raise QueryFailed(message, sqlstate, getattr(exc, "detail", None)) from None
 
     def run(self, sql: str, max_rows: int | None = None) -> Rows:
-        probe = self._execute(f"SELECT * FROM ({sql}) AS _q LIMIT 0")
+        # Line breaks keep a trailing "--" comment from hiding the closing parenthesis.
+        probe = self._execute(f"SELECT * FROM (\n{sql}\n) AS _q LIMIT 0")
         columns = list(probe.colnames())
         aliases = [f"c{i}" for i in range(len(columns))]
-        wrapped = f"SELECT * FROM ({sql}) AS _q({', '.join(aliases)})"
+        wrapped = f"SELECT * FROM (\n{sql}\n) AS _q({', '.join(aliases)})"
         result = self._execute(wrapped, 0 if max_rows is None else max_rows + 1)
         data = [tuple(row[a] for a in aliases) for row in result]
         truncated = max_rows is not None and len(data) > max_rows

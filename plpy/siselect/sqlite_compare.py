@@ -4,9 +4,15 @@ Results compare as multisets of rows; numbers compare with a relative tolerance 
 computes in doubles where PostgreSQL may use numeric), and an integer equals the float of
 the same value (SQLite's AVG is always a float, PostgreSQL's SUM of bigint an integer).
 Used by the differential tests and the transpiling benchmarks.
+
+One difference cannot be translated away: a SQLite column may hold numbers and text at
+once (COALESCE(int, text), IIF(c, 'yes', 0), a UNION of both), where a PostgreSQL column
+has one type, so the transpiler makes it text. ``numbers_as_text=True`` compares such
+results with text that reads as a number taken as that number.
 """
 
 import math
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -48,10 +54,22 @@ def _close(a, b) -> bool:
     return a == b
 
 
-def same_rows(left: list[tuple], right: list[tuple]) -> bool:
+_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _as_number(value):
+    if isinstance(value, str) and _NUMBER.match(value):
+        return float(value)
+    return value
+
+
+def same_rows(left: list[tuple], right: list[tuple], numbers_as_text: bool = False) -> bool:
     """True when both results hold the same rows the same number of times (order aside)."""
     if len(left) != len(right):
         return False
+    if numbers_as_text:
+        left = [tuple(_as_number(v) for v in row) for row in left]
+        right = [tuple(_as_number(v) for v in row) for row in right]
     if Counter(tuple(_key(v) for v in r) for r in left) == Counter(
             tuple(_key(v) for v in r) for r in right):
         return True

@@ -5,7 +5,7 @@ SELECT plan(10);
 CREATE SCHEMA tap_shop;
 CREATE TABLE tap_shop.item (id bigint PRIMARY KEY, name text, price double precision);
 INSERT INTO tap_shop.item SELECT i, 'item ' || i, i * 10 FROM generate_series(1, 50) i;
-SET LOCAL search_path = tap_shop;
+SET LOCAL search_path = tap_shop, public;
 
 SELECT is(siselect.separate('SELECT count(*) FROM item WHERE price > 100',
                             'SELECT count(*) FROM item WHERE price >= 100') ->> 'status',

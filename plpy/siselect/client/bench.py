@@ -9,8 +9,10 @@ tournament and the baselines per task on worker threads (:mod:`.bench_pool`,
 """
 
 import argparse
+import contextlib
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,6 +188,21 @@ def settings_from(args: argparse.Namespace) -> "Settings":
                     runs=runs)
 
 
+@contextlib.contextmanager
+def _terminate_like_interrupt() -> Iterator[None]:
+    """While it lasts, ``kill`` (SIGTERM) stops a run as Ctrl-C does: running queries are
+    cancelled and the finished tasks kept. (Shells start background jobs with SIGINT
+    ignored, so SIGTERM is how one stops those.)"""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def bench_command(args: argparse.Namespace) -> int:
     """Handler of ``siselect bench``."""
     from .cli import emit_json, info, resolve_dsn
@@ -195,7 +212,8 @@ def bench_command(args: argparse.Namespace) -> int:
                    lambda: resolve_dsn(args),
                    settings, args.limit, args.workers, args.resume, args.force, args.label,
                    args.statement_timeout)
-    summary = run_bench(run, info)
+    with _terminate_like_interrupt():
+        summary = run_bench(run, info)
     print(summary_table(summary))
     info(f"results, reports and summary.json are in {run.out}")
     if args.json:

@@ -29,10 +29,11 @@ class PsycopgExecutor:
             # change session settings and a few catalogs; the rollback undoes that.
             with self.conn.transaction(force_rollback=True), self.conn.cursor() as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
-                # Pipeline mode sends the extended protocol, which runs exactly one
-                # statement: "SET transaction_read_only = off; DELETE ..." is refused.
+                # PostgreSQL's grammar then accepts only a query here (a subquery cannot
+                # be PREPARE, LOCK or a data-modifying WITH), and the extended protocol
+                # of pipeline mode only one statement ("SELECT 1; DELETE ..." is refused).
                 with self.conn.pipeline():
-                    cur.execute(sql)
+                    cur.execute(f"SELECT * FROM (\n{sql}\n) AS _q")
                 columns = [d.name for d in cur.description or []]
                 if max_rows is None:
                     data = cur.fetchall() if cur.description else []

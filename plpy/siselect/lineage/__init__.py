@@ -37,8 +37,11 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     ctx = Context(catalog)
     rewritten = rewrite_query(tree, Env(ctx))
     parts = [witness_rows(rewritten, ctx), *ctx.extras]
-    union = " UNION ALL ".join(f"({p})" for p in parts)
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
+    if len(parts) == 1 and not ctx.may_repeat:
+        # Different rows give different witnesses here: no need to deduplicate.
+        return Lineage(f"{with_}{parts[0]}", ctx.exact, ctx.notes)
+    union = " UNION ALL ".join(f"({p})" for p in parts)
     return Lineage(f"{with_}SELECT DISTINCT w FROM ({union}) AS __all", ctx.exact, ctx.notes)
 
 

@@ -40,6 +40,7 @@ class Context:
     ctes: list[str] = field(default_factory=list)  # hoisted WITH entries, SQL text, in order
     cte_keys: set[str] = field(default_factory=set)
     extras: list[str] = field(default_factory=list)  # SELECTs of side witnesses (column w)
+    may_repeat: bool = False  # whether equal witnesses can come from different rows
 
     def approximate(self, construct: str) -> None:
         """Record that ``construct`` was over-approximated."""

@@ -5,12 +5,12 @@ from sqlglot import exp
 from .analysis import alias_columns, unwrap
 from .collect import Rewritten
 from .context import Context, CteInfo, Env, UnsupportedLineage, ident_key
-from .rep import Parts, expansion, normalized, quoted, sql
+from .rep import Parts, expansion, normalized, quoted, repeats_tables, sql
 
 
 def rewrite_query(query: exp.Expression, env: Env) -> Rewritten:
     """A copy of ``query`` returning its own columns followed by witness columns."""
-    from .select import rewrite_select
+    from .block import rewrite_select
     from .setops import rewrite_setop
 
     query = unwrap(query)
@@ -59,5 +59,7 @@ def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     parts = Parts()
     parts.add_source(q, rewritten.rep)
     laterals, _, slots = expansion(parts, ctx.names)
+    if repeats_tables(slots):
+        ctx.may_repeat = True
     sources = ", ".join([f"({sql(rewritten.query)}) AS {q}", *laterals])
     return f"SELECT {normalized(slots)} AS w FROM {sources}"

@@ -2,17 +2,18 @@
 
 A rewritten block returns its own columns followed by witness columns:
 
-- at most one *single* column, ``bigint[]`` of a fixed width: the one witness of the row,
-  a slot per base-table occurrence;
-- any number of *multi* columns, ``bigint[][]`` of shape ``(n, width)``: a set of n witnesses
+- at most one *single* column, ``tid[]`` of a fixed width: the one witness of the row,
+  a slot per base-table occurrence holding that row's ``ctid``;
+- any number of *multi* columns, ``tid[][]`` of shape ``(n, width)``: a set of n witnesses
   (what an aggregate or a DISTINCT gathers from the rows it merges).
 
 The witnesses of a row are the product of its columns: one witness from each, concatenated.
-A slot that holds no row (the NULL side of an outer join, padding) holds 0, which is never a
-row id because table numbers start at 1; a multi column that is NULL (an outer join again)
-counts as a single all-zero witness. Keeping NULLs out of the arrays keeps subscripting them
-O(1). Slots remember the table they hold, so that the final arrays can be sorted for free:
-row ids of different tables compare by table number.
+A slot that holds no row (the NULL side of an outer join, padding) holds ``(0,0)``, which is
+never a row's ctid (line pointers start at 1); a multi column that is NULL (an outer join
+again) counts as a single empty witness. Keeping NULLs out of the arrays keeps subscripting
+them O(1). Slots remember the table they hold: ctids travel as they are (cheap to collect)
+and become row ids (:mod:`siselect.rowids`) only in the final witnesses, where row ids of
+different tables compare by table number, so sorting them costs nothing.
 """
 
 from collections.abc import Sequence
@@ -22,9 +23,10 @@ from itertools import count
 import sqlglot
 from sqlglot import exp
 
-from ..rowids import rowid_sql
+from ..rowids import OFFSET_BITS
 
-FILLER = 0  # "table number" of a slot that is always 0
+FILLER = 0  # "table number" of a slot that never holds a row
+NO_ROW = "'(0,0)'::tid"
 
 
 def parse_expr(text: str) -> exp.Expression:
@@ -72,14 +74,33 @@ class Names:
         return f"__{stem}{next(self._counter)}"
 
 
+def _empty_slots(width: int) -> str:
+    return "{" + ",".join(['"(0,0)"'] * width) + "}"
+
+
+def zeros(width: int) -> str:
+    """A single witness of ``width`` empty slots."""
+    return f"'{_empty_slots(width)}'::tid[]"
+
+
 def zeros2d(width: int) -> str:
-    return "'{{" + ",".join(["0"] * width) + "}}'::bigint[]"
+    """A set holding one witness of ``width`` empty slots."""
+    return f"'{{{_empty_slots(width)}}}'::tid[]"
 
 
-def rowid_expr(table_no: int, alias: exp.Identifier) -> str:
-    """The row id of the current row of ``alias`` (0 when that side is NULL)."""
-    text = rowid_sql(table_no, "\x00")
-    return f"COALESCE({text.replace(chr(34) + chr(0) + chr(34), sql(alias))}, 0)"
+def ctid_slot(alias: exp.Identifier) -> str:
+    """The ctid of the current row of ``alias`` (the empty slot when that side is NULL)."""
+    return f"COALESCE({sql(alias)}.ctid, {NO_ROW})"
+
+
+def rowid_of(table_no: int, tid: str) -> str:
+    """The row id (see :func:`siselect.rowids.encode`) of a ctid, NULL for the empty slot.
+
+    ``ctid::text::point`` is (block, offset); multiplying that complex number by
+    ``(2^16, -1)`` gives ``block * 2^16 + offset`` in its real part, with one text parse.
+    """
+    point = f"NULLIF({tid}, {NO_ROW})::text::point * point({1 << OFFSET_BITS}, -1)"
+    return f"(({table_no}::bigint << 48) + ({point})[0]::bigint)"
 
 
 @dataclass
@@ -104,7 +125,7 @@ class Parts:
                 self.multis.append((f"{ref}.{col.name}", col.slots))
             else:
                 self.singles.extend(
-                    Slot(f"COALESCE({ref}.{col.name}[{j}], 0)", t)
+                    Slot(f"COALESCE({ref}.{col.name}[{j}], {NO_ROW})", t)
                     for j, t in enumerate(col.slots, 1) if t != FILLER
                 )
 
@@ -112,8 +133,8 @@ class Parts:
 def single_array(slots: Sequence[Slot]) -> str:
     """``ARRAY[...]`` of the slots, never empty (a filler keeps array_agg happy)."""
     if not slots:
-        return "ARRAY[0::bigint]"
-    return "ARRAY[" + ", ".join(s.text for s in slots) + "]::bigint[]"
+        return zeros(1)
+    return "ARRAY[" + ", ".join(s.text for s in slots) + "]::tid[]"
 
 
 def quoted(name: str) -> str:
@@ -136,20 +157,26 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
             f"LATERAL generate_subscripts(COALESCE({ref}, {zeros2d(len(tables))}), 1) AS {var}"
         )
         slots.extend(
-            Slot(f"COALESCE({ref}[{var}][{j}], 0)", t)
+            Slot(f"COALESCE({ref}[{var}][{j}], {NO_ROW})", t)
             for j, t in enumerate(tables, 1) if t != FILLER
         )
     return laterals, variables, slots
 
 
 def normalized(slots: Sequence[Slot]) -> str:
-    """A sorted ``bigint[]`` of the non-zero, distinct row ids held by ``slots``."""
-    if not slots:
+    """A sorted ``bigint[]`` of the distinct row ids held by ``slots`` (empty ones left out)."""
+    ordered = sorted((s for s in slots if s.table != FILLER), key=lambda s: s.table)
+    if not ordered:
         return "'{}'::bigint[]"
-    ordered = sorted(slots, key=lambda s: s.table)
     tables = [s.table for s in ordered]
-    inner = "ARRAY[" + ", ".join(s.text for s in ordered) + "]::bigint[]"
+    inner = "ARRAY[" + ", ".join(rowid_of(s.table, s.text) for s in ordered) + "]::bigint[]"
     if len(set(tables)) == len(tables):
-        return f"array_remove({inner}, 0::bigint)"
-    # A table held twice (self-join, subquery over the same table): sort and deduplicate.
-    return f"ARRAY(SELECT DISTINCT x FROM unnest({inner}) AS x WHERE x <> 0 ORDER BY x)"
+        return f"array_remove({inner}, NULL)"
+    # A table held twice (self-join, CTE read twice): sort and deduplicate.
+    return f"ARRAY(SELECT DISTINCT x FROM unnest({inner}) AS x WHERE x IS NOT NULL ORDER BY x)"
+
+
+def repeats_tables(slots: Sequence[Slot]) -> bool:
+    """Whether a table has two slots (then different rows can give equal witnesses)."""
+    tables = [s.table for s in slots if s.table != FILLER]
+    return len(set(tables)) != len(tables) or not tables

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from .collect import Rewritten, collect, column_aliases, wrap
 from .context import Env, UnsupportedLineage
-from .rep import Rep, WitnessColumn, parse_expr, quoted, sql
+from .rep import Rep, WitnessColumn, parse_expr, quoted, sql, zeros
 
 
 def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
@@ -37,12 +37,12 @@ def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
             kept.append(parse_expr(f"{k + 1} AS __b"))
         if single_name is not None:
             single = side.rep.single
-            pieces = [_zeros(before)] if before else []
+            pieces = [zeros(before)] if before else []
             pieces += [sql(tail[single.name])] if single else []
-            pieces += [_zeros(after)] if after else []
+            pieces += [zeros(after)] if after else []
             kept.append(parse_expr(f"({' || '.join(f'({p})' for p in pieces)}) AS {single_name}"))
         for (owner, col), name in zip(multis, multi_names):
-            value = sql(tail[col.name]) if owner == k else "NULL::bigint[]"
+            value = sql(tail[col.name]) if owner == k else "NULL::tid[]"
             kept.append(parse_expr(f"{value} AS {name}"))
         query.set("expressions", kept)
         wrapped.append(query)
@@ -52,10 +52,6 @@ def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
     columns.extend(WitnessColumn(name, col.slots, True)
                    for (_, col), name in zip(multis, multi_names))
     return wrapped, Rep(columns)
-
-
-def _zeros(width: int) -> str:
-    return "'{" + ",".join(["0"] * width) + "}'::bigint[]"
 
 
 def _witness_tail(side: Rewritten) -> dict[str, exp.Expression] | None:
@@ -104,6 +100,7 @@ def rewrite_setop(op: exp.SetOperation, env: Env) -> Rewritten:
     from .query import rewrite_query
 
     distinct = bool(op.args.get("distinct"))
+    env.ctx.may_repeat = True  # the same rows can reach the result through several sides
     sides = [rewrite_query(s, env) for s in _sides(op, type(op), distinct)]
     names = sides[0].names
     if any(len(s.names) != len(names) for s in sides):

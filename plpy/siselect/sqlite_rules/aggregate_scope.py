@@ -17,17 +17,27 @@ def is_aggregate(select: exp.Select) -> bool:
     return any(aggregates_of(p, select) for p in parts if p is not None)
 
 
-def aggregates_of(part: exp.Expr, select: exp.Select) -> list[exp.AggFunc]:
+# SQLite aggregates that sqlglot keeps as anonymous functions.
+_ANONYMOUS_AGGREGATES = {"TOTAL"}
+
+
+def is_aggregate_call(node: exp.Expr) -> bool:
+    return isinstance(node, exp.AggFunc) or (
+        isinstance(node, exp.Anonymous) and node.name.upper() in _ANONYMOUS_AGGREGATES)
+
+
+def aggregates_of(part: exp.Expr, select: exp.Select) -> list[exp.Expr]:
     """Aggregates in ``part`` that belong to ``select`` (not to a subquery, not windowed)."""
-    return [a for a in part.find_all(exp.AggFunc)
-            if own_select(a) is select and a.find_ancestor(exp.Window, exp.Select) is select]
+    return [a for a in part.find_all(exp.AggFunc, exp.Anonymous)
+            if is_aggregate_call(a) and own_select(a) is select
+            and a.find_ancestor(exp.Window, exp.Select) is select]
 
 
 def in_aggregate(node: exp.Expr, select: exp.Select) -> bool:
     """Whether ``node`` is inside an aggregate (or window) of ``select``."""
     parent = node.parent
     while parent is not None and parent is not select:
-        if isinstance(parent, (exp.AggFunc, exp.Window)):
+        if isinstance(parent, exp.Window) or is_aggregate_call(parent):
             return True
         parent = parent.parent
     return False

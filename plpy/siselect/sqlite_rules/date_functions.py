@@ -75,9 +75,7 @@ def _rewrite(name: str, args: list[exp.Expr], typer: Typer) -> exp.Expr | None:
         fmt, args = args[0].this, args[1:]
     if not args:
         args = [exp.Literal.string("now")]
-    if any(not isinstance(m, exp.Literal) for m in args[1:]):
-        return None
-    ts = timestamp(args[0], [m.this for m in args[1:]], typer)
+    ts = timestamp(args[0], args[1:], typer)
     if name == "JULIANDAY":
         return template("CAST(EXTRACT(JULIAN FROM _t) AS DOUBLE PRECISION) - 0.5", _t=ts)
     if name == "UNIXEPOCH":
@@ -87,9 +85,11 @@ def _rewrite(name: str, args: list[exp.Expr], typer: Typer) -> exp.Expr | None:
     return template(f"TO_CHAR(_t, '{_FORMATS[name]}')", _t=ts)
 
 
-def timestamp(value: exp.Expr, modifiers: list[str], typer: Typer) -> exp.Expr:
+def timestamp(value: exp.Expr, modifiers: list[exp.Expr], typer: Typer) -> exp.Expr:
     """A PostgreSQL timestamp for a SQLite time value and modifiers (NULL if unreadable)."""
-    mods = [m.strip().lower() for m in modifiers]
+    mods: list[str | exp.Expr] = [
+        m.this.strip().lower() if isinstance(m, exp.Literal) and m.is_string else m
+        for m in modifiers]
     kind = typer(value).kind
     if mods and mods[0] == "unixepoch":
         mods = mods[1:]
@@ -115,7 +115,10 @@ def _literal_timestamp(text: str) -> exp.Expr:
     return template(_NULL_TS)
 
 
-def _modify(ts: exp.Expr, mod: str) -> exp.Expr:
+def _modify(ts: exp.Expr, mod: str | exp.Expr) -> exp.Expr:
+    if isinstance(mod, exp.Expr):
+        # Computed at run time: SQLite's '+N unit' forms are valid PostgreSQL intervals.
+        return template("_t + CAST(_m AS INTERVAL)", _t=ts, _m=mod)
     shift = _SHIFT.match(mod)
     if shift:
         amount, unit = shift.group(1), shift.group(3)

@@ -16,7 +16,7 @@ from .analysis import (Source, alias_ident, cte_key_of, find_source, has_window,
                        own_aggregates, pg_column_name, sources_of)
 from .collect import Rewritten, collect
 from .context import Env, UnsupportedLineage, ident_key
-from .rep import (FILLER, Parts, Rep, Slot, WitnessColumn, expansion, parse_expr, rowid_expr,
+from .rep import (FILLER, Parts, Rep, Slot, WitnessColumn, ctid_slot, expansion, parse_expr,
                   single_array, sql)
 from .subqueries import JoinPlan, plan_subqueries
 
@@ -85,7 +85,7 @@ def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
         return True
     if source.table_no is not None:
         assert alias is not None
-        parts.singles.append(Slot(rowid_expr(source.table_no, alias), source.table_no))
+        parts.singles.append(Slot(ctid_slot(alias), source.table_no))
         return False
     inner = item.this if isinstance(item, (exp.Subquery, exp.Lateral)) else None
     if isinstance(item, exp.Lateral) and isinstance(inner, exp.Subquery):
