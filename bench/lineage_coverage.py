@@ -5,7 +5,9 @@ loaded for real, the other ten are created empty from ``dev_tables.json``. Each 
 candidate is transpiled from SQLite and executed plainly; for those that execute, the
 lineage query is built and executed. Prints the share of those whose lineage executes,
 the share that is exact, the notes (over-approximated constructs) and the failures by
-construct.
+construct. On superhero (real data) it also checks soundness: the query restricted to the
+rows of all its witnesses must give the same answer (as a set of rows) as on the whole
+database; differences are listed (expected only for non-monotone queries and ties).
 
     python3 bench/lineage_coverage.py [--dsn DSN] [--k 24] [--show 2]
 """
@@ -17,18 +19,21 @@ import time
 from collections import Counter, defaultdict
 
 import psycopg
-from common import DATA, SUPERHERO, parser
 
-from siselect.catalog import load_catalog
+from common import DATA, SUPERHERO, parser
+from siselect import rowids, shadow
+from siselect.catalog import Catalog, load_catalog
 from siselect.client.bird_schema import create_empty
 from siselect.client.cli import resolve_dsn
 from siselect.client.loader import load
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.errors import SiselectError
+from siselect.executor import Executor
 from siselect.lineage import witness_query
 from siselect.transpile import to_tree
 
 TARGET = 0.98
+SOUNDNESS_LIMIT = 100_000  # witnesses; larger lineages are not restricted and compared
 
 
 def candidates_by_db(k: int) -> dict[str, list[str]]:
@@ -64,6 +69,21 @@ def prepare(dsn: str, db_ids: list[str]) -> dict[str, str]:
     return schemas
 
 
+def sound(executor: Executor, catalog: Catalog, tree, lineage_sql: str) -> bool | None:
+    """Whether the answer on the rows of all witnesses equals the answer (None: too big)."""
+    found = executor.run(lineage_sql, max_rows=SOUNDNESS_LIMIT)
+    if found.truncated:
+        return None
+    rows: dict[str, list[str]] = defaultdict(list)
+    for (witness,) in found.rows:
+        for rowid in witness:
+            table_no, ctid = rowids.decode(rowid)
+            rows[catalog.by_number(table_no).name].append(ctid)
+    whole = set(executor.run(tree.sql(dialect="postgres")).rows)
+    part = set(executor.run(shadow.restrict(tree, catalog, rows).sql(dialect="postgres")).rows)
+    return whole == part
+
+
 def main() -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--k", type=int, default=24)
@@ -75,6 +95,7 @@ def main() -> int:
     counts: Counter[str] = Counter()
     notes: Counter[str] = Counter()
     failures: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    unsound: list[tuple[bool, list[str], str]] = []
     started = time.perf_counter()
     for db_id, sqls in by_db.items():
         with connect(dsn, schemas[db_id], statement_timeout_ms=30_000) as conn:
@@ -105,6 +126,11 @@ def main() -> int:
                 counts["lineage"] += 1
                 counts["exact"] += lineage.exact
                 notes.update(lineage.notes)
+                if db_id == "superhero":
+                    verdict = sound(executor, catalog, tree, lineage.sql)
+                    counts[{True: "sound", False: "unsound", None: "unchecked"}[verdict]] += 1
+                    if verdict is False:
+                        unsound.append((lineage.exact, lineage.notes, sql))
     plain, done = counts["plain"], counts["lineage"]
     share = done / plain if plain else 0.0
     print(f"K={args.k}: {counts['candidates']} distinct candidates over {len(by_db)} databases "
@@ -113,6 +139,10 @@ def main() -> int:
     print(f"lineage query executes: {done} ({100 * share:.2f}% of those; target "
           f"{100 * TARGET:.0f}%)")
     print(f"exact lineage: {counts['exact']} ({100 * counts['exact'] / max(done, 1):.1f}%)")
+    print(f"superhero soundness: {counts['sound']} sound, {counts['unsound']} differ, "
+          f"{counts['unchecked']} not checked (over {SOUNDNESS_LIMIT} witnesses)")
+    for exact, why, sql in unsound[:args.show * 5]:
+        print(f"  differs (exact={exact}, notes={why}): {sql}")
     if notes:
         print("over-approximated constructs (candidates):")
         for note, n in notes.most_common():

@@ -13,8 +13,8 @@ import sys
 import time
 
 import psycopg
-from common import parser
 
+from common import parser
 from siselect.catalog import load_catalog
 from siselect.client.cli import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect

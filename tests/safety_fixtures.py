@@ -24,8 +24,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from chat_server import ChatServer
 
+from chat_server import ChatServer
 from siselect.executor import quote_ident, quote_literal
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "fixtures" / "hostile"
@@ -248,6 +248,10 @@ def _hostile_sqlite(path: Path) -> None:
             note = HOSTILE_VALUES[-i]
             db.execute(f"INSERT INTO {owners} VALUES (?, ?, ?, ?)", (i, value, note, i % 4 * 0.5))
             db.execute(f"INSERT INTO {pets} VALUES (?, ?, ?, ?)", (i, i, value[:40], i * 3))
+        db.execute(f"INSERT INTO {owners} VALUES (98, 'infinite', '-infinite', ?)",
+                   (float("inf"),))
+        db.execute(f"INSERT INTO {owners} VALUES (97, '-infinite', 'infinite', ?)",
+                   (float("-inf"),))
         db.execute(f"INSERT INTO {owners} VALUES (99, NULL, NULL, NULL)")
 
 
@@ -508,7 +512,8 @@ def start_replica(primary_dsn: str, primary: psycopg.Connection) -> Replica:
 def wait_replayed(replica: Replica, primary_dsn: str, primary: psycopg.Connection,
                   timeout: float = 60) -> None:
     """Wait until the replica has replayed the primary's current WAL position."""
-    target = primary.execute("SELECT pg_catalog.pg_current_wal_lsn()::text").fetchone()
+    # The insert position: with synchronous_commit = off a commit may not be written yet.
+    target = primary.execute("SELECT pg_catalog.pg_current_wal_insert_lsn()::text").fetchone()
     assert target is not None
     with psycopg.connect(with_dbname(primary_dsn, replica.port), autocommit=True) as conn:
         def caught_up() -> bool:

@@ -2,6 +2,7 @@
 summary, output files, judge noise, workers, interrupting and resuming, the LLM
 baselines through the harness, and clear errors on bad inputs."""
 
+import io
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from chat_server import ChatServer
 from conftest import SHARED, SUPERHERO
 from siselect.client.bench_summary import comparable
 from siselect.client.cli import main
+from siselect.client.progress import Progress
 
 TASK_IDS = [735, 744, 766, 793, 810]  # K=2 tasks that run in well under a second each
 CANDIDATES_K2 = SHARED / "siselection" / "candidates" / "2" / "stage1.json"
@@ -182,19 +184,23 @@ def test_judge_noise_is_seeded_and_flips_verdicts(first, data, dsn, capsys):
 def test_llm_baselines_run_through_the_harness(data, dsn, superhero, capsys):
     def reply(request) -> str:
         system = request.body["messages"][0]["content"]
-        return '{"choice": 1}' if '"choice"' in system else '{"better": "B"}'
+        if '"choice"' in system:
+            return '{"choice": 1}'
+        return '{"better": "B"}' if '"better"' in system else '{"rows": [[0]]}'  # the judge
 
     with ChatServer() as chat:
         chat.respond_with(reply)
         summary = run_bench(capsys, *bench_args(
-            data, dsn, data["root"] / "llm", "--limit", "3", "--baselines",
+            data, dsn, data["root"] / "llm", "--limit", "3", "--judge", "llm", "--baselines",
             "consistency,naive,pairwise", "--llm-url", chat.base_url, "--llm-model", "m"))
         calls = len(chat.chat_requests())
+    assert summary["judge"] == "llm"
     assert set(summary["accuracy"]) == {"tournament", "consistency", "naive", "pairwise",
                                         "upper_bound"}
     assert summary["baseline_calls"]["naive"] == 3 * 2  # two agreeing votes settle a task
     assert summary["baseline_calls"]["pairwise"] == 3 * 2  # one pair a task, settled by two
-    assert calls == sum(summary["baseline_calls"].values())
+    assert summary["judge_calls"] == 2 * summary["separated"]  # two agreeing votes a duel
+    assert calls == summary["judge_calls"] + sum(summary["baseline_calls"].values())
     for r in records(data["root"] / "llm"):
         assert r["choices"]["naive"] == 0  # the first candidate listed
         groups = r["baseline_runs"]["pairwise"]["duels"]
@@ -235,3 +241,29 @@ def test_results_are_never_overwritten_or_resumed_with_other_settings(first, dat
     assert "holds the results of an earlier run; pass --resume" in capsys.readouterr().err
     assert main(bench_args(data, dsn, out, "--resume", "--seed", "3")) == 1
     assert "cannot resume" in capsys.readouterr().err
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_redraws_on_a_terminal_and_prints_lines_elsewhere():
+    log = io.StringIO()
+    progress = Progress(4, done=1, stream=log)
+    progress.count(scored=True, hit=True)  # a task finished before a resume
+    progress.update(scored=True, hit=False)
+    progress.update(scored=False, hit=False)  # its gold failed: not in the accuracy
+    progress.update(scored=True, hit=True)
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("[############------------] 2/4 tasks, tournament accuracy "
+                               "50.0% (1/2), elapsed 0s, left ")
+    assert lines[-1].startswith("[########################] 4/4 tasks, tournament accuracy "
+                                "66.7% (2/3)") and lines[-1].endswith("left 0s")
+    assert len(lines) == 2  # plain lines are spaced out in time; the last always comes
+    screen = Terminal()
+    progress = Progress(2, stream=screen)
+    progress.update(scored=True, hit=True)
+    progress.update(scored=True, hit=True)
+    progress.close()
+    assert screen.getvalue().count("\r") == 2 and screen.getvalue().endswith("left 0s\n")

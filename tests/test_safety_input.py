@@ -6,19 +6,6 @@ import time
 
 import psycopg
 import pytest
-from safety_fixtures import (  # noqa: F401 - fixtures
-    KIND_COL,
-    OWNERS,
-    PETS,
-    admin,
-    assert_clean,
-    corpus,
-    db_state,
-    hostile,
-    owners_sql,
-    probe,
-    stable,
-)
 
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.errors import NotASelect, QueryFailed
@@ -27,6 +14,22 @@ from siselect.judges import NoJudge
 from siselect.separation import Options, separate
 from siselect.sqlcheck import parse_select
 from siselect.tournament import run_tournament
+
+# The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
+# their module must be marked for assertion rewriting before it is imported.
+pytest.register_assert_rewrite("safety_fixtures")
+pytest_plugins = ["safety_fixtures"]
+
+from safety_fixtures import (  # noqa: E402
+    KIND_COL,
+    OWNERS,
+    PETS,
+    assert_clean,
+    corpus,
+    db_state,
+    owners_sql,
+    stable,
+)
 
 WRITES = corpus("writes.sql")
 WRITE_FUNCTIONS = corpus("write_functions.sql")
@@ -196,8 +199,13 @@ def test_client_per_query_limit(dsn, admin, superhero):
     assert_clean(admin, before)
 
 
-def test_budget_spent_is_a_status(executor):
-    result = separate(executor, TALL, TALLISH, Options(budget_seconds=1e-9))
+TOP = "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT {}"
+
+
+@pytest.mark.parametrize("q1, q2", [(TALL, TALLISH), (TOP.format(3), TOP.format(4))],
+                         ids=["aggregates", "top rows"])
+def test_budget_spent_is_a_status(executor, q1, q2):
+    result = separate(executor, q1, q2, Options(budget_seconds=1e-9))
     assert result["status"] == "timeout"
     assert "budget" in result["reason"]
 

@@ -72,6 +72,9 @@ JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND n.nspname = ANY (current_schemas(false))
+  -- ProvSQL's token column on tracked tables is bookkeeping, not data
+  AND NOT (a.attname = 'provsql' AND a.atttypid = 'uuid'::regtype
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'))
 ORDER BY rank, c.relname, a.attnum
 """
 

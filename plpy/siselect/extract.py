@@ -45,12 +45,10 @@ def referenced_rows(
     tables = []
     for tree in trees:
         tables += [t for t in base_tables(tree, catalog) if t not in tables]
-    total = 0
     result: list[int] = []
     for table in tables:
         result += _rowids_of(executor, catalog, table, "true")
-        total = len(result)
-        if total > limit:
+        if len(result) > limit:
             return None
     return result
 

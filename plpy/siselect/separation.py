@@ -16,15 +16,14 @@ from .catalog import Catalog, load_catalog
 from .errors import InvalidInput, QueryFailed, SiselectError
 from .executor import Executor, Rows
 from .extract import fetch_instance, referenced_rows
-from .lineage import witness_query
 from .minimise import ddmin
 from .pair import BudgetExceeded, Pair, Timer
-from .search import fetch_pool, growing_proposals, paper_proposals, paper_sizes, union_sql
+from .provsql_backend import BACKENDS, serve
+from .search import growing_proposals, paper_proposals, paper_sizes, union_sql
 from .ties import tie_explained, with_ties
 from .transpile import to_tree
 
 STRATEGIES = ("minimal", "paper")
-BACKENDS = ("lineage",)
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
 
 
@@ -125,7 +124,7 @@ def separate_pair(
     if tie:
         return _finish(result, pair, started, "nondeterministic", tie)
     try:
-        found, notes = _search(pair, options)
+        found, notes = _search(pair, options, result)
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
@@ -168,11 +167,14 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     return None
 
 
-def _search(pair: Pair, options: Options) -> tuple[list[int] | None, list[str]]:
+def _search(
+    pair: Pair, options: Options, result: dict[str, Any]
+) -> tuple[list[int] | None, list[str]]:
     t0 = time.perf_counter()
-    lineages = [witness_query(t, pair.catalog) for t in pair.trees]
+    served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed)
+    result["backend"], result["backend_reason"] = served.backend, served.reason
+    lineages, pool = served.lineages, served.pool
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
-    pool = fetch_pool(pair.executor, lineages[0].sql, lineages[1].sql, options.seed)
     pair.timer.add("lineage", t0)
     t1 = time.perf_counter()
     if options.strategy == "paper":

@@ -5,6 +5,7 @@ Every SQL function of the extension is one call to :func:`call`; nothing here im
 """
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -105,10 +106,27 @@ def call(plpy: Any, sql_version: str, name: str, **args: Any) -> Any:
     try:
         result = ENTRY_POINTS[name](plpy, **args)
     except SiselectError as exc:
-        plpy.error(f"siselect: {exc.message}", detail=exc.detail, sqlstate=exc.sqlstate)
+        # PL/Python prints a detail of None as the text "None": pass one only when set.
+        extra = {"detail": exc.detail} if exc.detail else {}
+        plpy.error(f"siselect: {exc.message}", sqlstate=exc.sqlstate, **extra)
     if isinstance(result, dict | list):
-        return json.dumps(result)
+        return json.dumps(_jsonb_ready(result))
     return result
+
+
+def _jsonb_ready(value: Any) -> Any:
+    """``value`` as jsonb takes it: infinite and NaN floats spelled as PostgreSQL spells
+    them, and NUL characters (which no text can hold) replaced by U+FFFD. The data can hold
+    an infinity, and the LLM judge's reply anything."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_jsonb_ready(k): _jsonb_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonb_ready(v) for v in value]
+    return value
 
 
 def _load_entry_points() -> None:

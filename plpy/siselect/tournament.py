@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from .answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
 from .catalog import Catalog, load_catalog
-from .errors import InvalidInput, QueryFailed, SiselectError
+from .errors import InvalidInput, SiselectError
 from .executor import Executor, Rows
 from .judges import Judge, JudgeContext
 from .pair import Pair, group_rows, run_capped
@@ -111,7 +111,7 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     record: dict[str, Any] = {"a": a.index, "b": b.index}
     try:
         sep = separate_pair(pair, a.answer, b.answer, t.options)
-    except QueryFailed as exc:  # e.g. a per-query time limit hit on a lineage query
+    except SiselectError as exc:  # a query's time limit, lineage out of reach: this pair only
         record.update(
             separation="error",
             verdict="draw",

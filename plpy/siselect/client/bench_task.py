@@ -105,12 +105,17 @@ def _tournament(executor: Executor, catalog: Catalog, task: Task, settings: Sett
                 gold: exp.Query, entries: list[Entry]) -> tuple[dict[str, Any] | None,
                                                                 dict[str, str] | None]:
     rivals = [entries[c.index].tree for c in _contenders(entries)]
+    judge: Any = None
     try:
         judge = _judge(task, settings, gold, [t for t in rivals if t is not None])
         return run_tournament(executor, task.candidates, task.question, task.evidence, judge,
                               settings.options, task.sql, catalog), None
     except Exception as exc:  # noqa: BLE001 - one task's failure must not end the run
         return None, _error(exc)
+    finally:
+        close = getattr(getattr(judge, "inner", judge), "close", None)
+        if close is not None:
+            close()  # the LLM judge's HTTP connections
 
 
 def _duels(result: dict[str, Any] | None) -> list[dict[str, Any]]:

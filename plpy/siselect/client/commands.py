@@ -327,3 +327,17 @@ def plot_cmd(args: argparse.Namespace) -> int:
     from .plot import plot_command
 
     return plot_command(args)
+
+
+@spec
+def _provsql(sub) -> None:
+    p = sub.add_parser("provsql", help="prepare (or release) a loaded database for ProvSQL")
+    p.add_argument("action", choices=["enable", "disable"])
+    common(p)
+
+
+@command("provsql")
+def provsql_cmd(args: argparse.Namespace) -> int:
+    from .provsql_cmd import run
+
+    return run(args)

@@ -25,7 +25,7 @@ ROW_CLAUSES = ("where", "join_on")
 CLAUSES = ("select", "where", "join_on", "group", "having", "order", "distinct_on", "limit")
 
 
-def unwrap(query: exp.Expression) -> exp.Expression:
+def unwrap(query: exp.Expr) -> exp.Expr:
     """The query inside redundant parentheses."""
     while isinstance(query, exp.Subquery) and isinstance(query.this, exp.Query) \
             and not query.args.get("alias"):
@@ -33,11 +33,11 @@ def unwrap(query: exp.Expression) -> exp.Expression:
     return query
 
 
-def is_query(node: exp.Expression) -> bool:
+def is_query(node: exp.Expr) -> bool:
     return isinstance(node, exp.Query)
 
 
-def own_nodes(root: exp.Expression) -> Iterator[exp.Expression]:
+def own_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
     """``root`` and its descendants, not entering nested queries (which are yielded)."""
     stack = [root]
     while stack:
@@ -48,7 +48,7 @@ def own_nodes(root: exp.Expression) -> Iterator[exp.Expression]:
         stack.extend(reversed(list(node.iter_expressions())))
 
 
-def clause_roots(select: exp.Select) -> Iterator[tuple[str, exp.Expression]]:
+def clause_roots(select: exp.Select) -> Iterator[tuple[str, exp.Expr]]:
     """Every expression a SELECT evaluates itself, with the clause it sits in."""
     for proj in select.expressions:
         yield "select", proj
@@ -69,11 +69,11 @@ def clause_roots(select: exp.Select) -> Iterator[tuple[str, exp.Expression]]:
             yield "join_on", join.args["on"]
 
 
-def from_items(select: exp.Expression) -> list[exp.Expression]:
+def from_items(select: exp.Expr) -> list[exp.Expr]:
     """The FROM items of a SELECT in order, looking inside parenthesized joins."""
-    items: list[exp.Expression] = []
+    items: list[exp.Expr] = []
 
-    def visit(node: exp.Expression) -> None:
+    def visit(node: exp.Expr) -> None:
         if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table) \
                 and node.this.args.get("joins"):
             visit(node.this)
@@ -90,7 +90,7 @@ def from_items(select: exp.Expression) -> list[exp.Expression]:
     return items
 
 
-def window_function(node: exp.Expression) -> bool:
+def window_function(node: exp.Expr) -> bool:
     """``node`` is the function of an OVER clause (not an aggregate of its block)."""
     parent = node.parent
     while isinstance(parent, (exp.Filter, exp.WithinGroup)) and parent.this is node:
@@ -98,7 +98,7 @@ def window_function(node: exp.Expression) -> bool:
     return isinstance(parent, exp.Window) and parent.this is node
 
 
-def is_aggregate_call(node: exp.Expression) -> bool:
+def is_aggregate_call(node: exp.Expr) -> bool:
     if isinstance(node, exp.AggFunc):
         return not window_function(node)
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in _AGGREGATE_NAMES:
@@ -106,9 +106,9 @@ def is_aggregate_call(node: exp.Expression) -> bool:
     return False
 
 
-def own_aggregates(select: exp.Select) -> list[exp.Expression]:
+def own_aggregates(select: exp.Select) -> list[exp.Expr]:
     """Aggregate calls computed by this SELECT's own grouping."""
-    found = []
+    found: list[exp.Expr] = []
     for clause, root in clause_roots(select):
         if clause not in ("select", "having", "order"):
             continue
@@ -125,7 +125,7 @@ def has_window(select: exp.Select) -> bool:
                for n in own_nodes(root))
 
 
-def alias_ident(item: exp.Expression) -> exp.Identifier | None:
+def alias_ident(item: exp.Expr) -> exp.Identifier | None:
     """The identifier a FROM item is referenced by."""
     alias = item.args.get("alias")
     if isinstance(alias, exp.TableAlias) and alias.this is not None:
@@ -137,14 +137,14 @@ def alias_ident(item: exp.Expression) -> exp.Identifier | None:
     return None
 
 
-def alias_columns(item: exp.Expression) -> list[str] | None:
+def alias_columns(item: exp.Expr) -> list[str] | None:
     alias = item.args.get("alias")
     if isinstance(alias, exp.TableAlias) and alias.columns:
         return [c.name for c in alias.columns]
     return None
 
 
-def pg_column_name(expr: exp.Expression) -> str:
+def pg_column_name(expr: exp.Expr) -> str:
     """The name PostgreSQL gives an output column (FigureColname, approximately)."""
     if isinstance(expr, exp.Alias):
         return expr.alias
@@ -166,7 +166,7 @@ def pg_column_name(expr: exp.Expression) -> str:
 
 @dataclass
 class Source:
-    item: exp.Expression
+    item: exp.Expr
     alias: exp.Identifier | None
     columns: list[str] | None  # None: unknown
     table_no: int | None = None  # base tables only
@@ -176,7 +176,7 @@ class Source:
         return ident_key(self.alias) if self.alias is not None else None
 
 
-def cte_key_of(item: exp.Expression, env: Env) -> str | None:
+def cte_key_of(item: exp.Expr, env: Env) -> str | None:
     """The CTE a FROM item names, if it names one in scope."""
     if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier) and not item.db:
         key = ident_key(item.this)
@@ -185,7 +185,7 @@ def cte_key_of(item: exp.Expression, env: Env) -> str | None:
     return None
 
 
-def source_of(item: exp.Expression, catalog: Catalog, env: Env,
+def source_of(item: exp.Expr, catalog: Catalog, env: Env,
               local_ctes: dict[str, list[str] | None] | None = None) -> Source:
     """What a FROM item of an original (not yet rewritten) query provides."""
     alias = alias_ident(item)
@@ -216,7 +216,7 @@ def sources_of(select: exp.Select, catalog: Catalog, env: Env,
     return [source_of(item, catalog, env, local_ctes) for item in from_items(select)]
 
 
-def output_names(query: exp.Expression, catalog: Catalog, env: Env,
+def output_names(query: exp.Expr, catalog: Catalog, env: Env,
                  local_ctes: dict[str, list[str] | None] | None = None) -> list[str] | None:
     """The output column names of an original query; None when a star cannot be resolved."""
     query = unwrap(query)
@@ -241,10 +241,10 @@ def output_names(query: exp.Expression, catalog: Catalog, env: Env,
                     return None
                 names.extend(src.columns)
         elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
-            src = find_source(sources, proj.table)
-            if src is None or src.columns is None:
+            found = find_source(sources, proj.table)
+            if found is None or found.columns is None:
                 return None
-            names.extend(src.columns)
+            names.extend(found.columns)
         else:
             names.append(pg_column_name(proj))
     return names
@@ -258,7 +258,8 @@ def find_source(sources: list[Source], qualifier: str) -> Source | None:
     return next((s for s in sources if s.key is not None and s.key.lower() == key), None)
 
 
-def resolves(column: exp.Column, sources: list[Source], outputs: set[str] = frozenset()) -> bool:
+def resolves(column: exp.Column, sources: list[Source],
+             outputs: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether ``column`` can refer to one of ``sources`` (unknown columns count as yes)."""
     if column.table:
         return find_source(sources, column.table) is not None
@@ -268,11 +269,11 @@ def resolves(column: exp.Column, sources: list[Source], outputs: set[str] = froz
     return any(s.columns is None or name in {c.lower() for c in s.columns} for s in sources)
 
 
-def outer_references(query: exp.Expression, catalog: Catalog, env: Env) -> list[exp.Column]:
+def outer_references(query: exp.Expr, catalog: Catalog, env: Env) -> list[exp.Column]:
     """Columns inside ``query`` that refer to tables outside it (correlation)."""
     found: list[exp.Column] = []
 
-    def visit(node: exp.Expression, scopes: list[list[Source]],
+    def visit(node: exp.Expr, scopes: list[list[Source]],
               local: dict[str, list[str] | None]) -> None:
         node = unwrap(node)
         if isinstance(node, exp.Subquery):
@@ -295,7 +296,7 @@ def outer_references(query: exp.Expression, catalog: Catalog, env: Env) -> list[
         inner = scopes + [sources]
         for src in sources:
             derived = src.item.this if isinstance(src.item, (exp.Subquery, exp.Lateral)) else None
-            if isinstance(derived, exp.Expression) and is_query(derived):
+            if isinstance(derived, exp.Expr) and is_query(derived):
                 visit(derived, inner if isinstance(src.item, exp.Lateral) else scopes, local)
             elif isinstance(src.item, (exp.Table, exp.Unnest)) and not isinstance(
                     src.item.this, exp.Identifier):
@@ -309,10 +310,12 @@ def outer_references(query: exp.Expression, catalog: Catalog, env: Env) -> list[
 
 
 def _check_columns(root, scopes, outputs, found, visit, local) -> None:
+    """Record the columns under ``root`` that no scope resolves; visit nested queries."""
+    innermost = len(scopes) - 1
     for n in own_nodes(root):
         if n is not root and is_query(n):
             visit(n, scopes, local)
-        elif isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
-            if not any(resolves(n, level, outputs if i == len(scopes) - 1 else set())
-                       for i, level in enumerate(scopes)):
-                found.append(n)
+        elif isinstance(n, exp.Column) and not isinstance(n.this, exp.Star) and not any(
+                resolves(n, level, outputs if i == innermost else set())
+                for i, level in enumerate(scopes)):
+            found.append(n)

@@ -12,12 +12,20 @@
 import sqlglot
 from sqlglot import exp
 
-from .analysis import (Source, alias_ident, cte_key_of, find_source, has_window, is_aggregated,
-                       own_aggregates, pg_column_name, sources_of)
+from .analysis import (
+    Source,
+    alias_ident,
+    cte_key_of,
+    find_source,
+    has_window,
+    is_aggregated,
+    own_aggregates,
+    pg_column_name,
+    sources_of,
+)
 from .collect import Rewritten, collect
 from .context import Env, UnsupportedLineage, ident_key
-from .rep import (FILLER, Parts, Rep, Slot, WitnessColumn, ctid_slot, expansion, parse_expr,
-                  single_array, sql)
+from .rep import Parts, Rep, Slot, ctid_slot, emit, expansion, parse_expr, pass_through, sql
 from .subqueries import JoinPlan, plan_subqueries
 
 
@@ -81,7 +89,7 @@ def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
         if item.args.get("alias") is None:
             item.set("alias", exp.TableAlias(this=item.this.copy()))
         item.set("this", exp.to_identifier(info.global_name))
-        parts.add_source(sql(alias_ident(item)), info.rep)
+        parts.add_source(sql(item.args["alias"].this), info.rep)
         return True
     if source.table_no is not None:
         assert alias is not None
@@ -110,7 +118,7 @@ def _expand_stars(select: exp.Select, sources: list[Source]) -> None:
         return
     joins = select.args.get("joins") or []
     merged = any(j.args.get("using") or j.args.get("method") for j in joins)
-    expanded: list[exp.Expression] = []
+    expanded: list[exp.Expr] = []
     for proj in select.expressions:
         if isinstance(proj, exp.Star):
             if merged:
@@ -127,12 +135,37 @@ def _expand_stars(select: exp.Select, sources: list[Source]) -> None:
         for src in chosen:
             if src.columns is None or src.alias is None:
                 raise UnsupportedLineage("SELECT * over a source of unknown columns")
-            expanded.extend(exp.Column(this=exp.to_identifier(c, quoted=True),
-                                       table=src.alias.copy()) for c in src.columns)
+            for name, unique in zip(src.columns, _unique_columns(src), strict=True):
+                column = exp.Column(this=exp.to_identifier(unique, quoted=True),
+                                    table=src.alias.copy())
+                expanded.append(column if unique == name else exp.alias_(column, name,
+                                                                         quoted=True))
     select.set("expressions", expanded)
 
 
-def _item_keys(node: exp.Expression) -> set[str]:
+def _unique_columns(src: Source) -> list[str]:
+    """Names by which ``*`` can list a source's columns one by one.
+
+    A derived table may repeat a name (``SELECT a.id, b.id``), which only ``*`` can reach;
+    such a source gets column aliases that tell the repeats apart.
+    """
+    assert src.columns is not None
+    unique: list[str] = []
+    for name in src.columns:
+        candidate, n = name, 1
+        while candidate in unique:
+            n += 1
+            candidate = f"{name}__{n}"
+        unique.append(candidate)
+    if unique != src.columns:
+        alias = src.item.args.get("alias")
+        if src.table_no is not None or not isinstance(alias, exp.TableAlias):
+            raise UnsupportedLineage("SELECT * over a source with repeated column names")
+        alias.set("columns", [exp.to_identifier(c, quoted=True) for c in unique])
+    return unique
+
+
+def _item_keys(node: exp.Expr) -> set[str]:
     keys = set()
     for sub in [node, *[j.this for j in node.args.get("joins") or []]]:
         if isinstance(sub, exp.Subquery) and isinstance(sub.this, exp.Table) \
@@ -151,6 +184,8 @@ def _is_comma(join: exp.Join) -> bool:
 
 def _attach(select: exp.Select, plan: JoinPlan, parts: Parts) -> None:
     """Append the plan's LEFT JOIN where every alias its ON reads is visible."""
+    if plan.multi is None:
+        return  # the subquery reads no table
     from_ = select.args.get("from_")
     if from_ is None:
         plan.fallback()
@@ -175,39 +210,46 @@ def _attach(select: exp.Select, plan: JoinPlan, parts: Parts) -> None:
         position = len(joins)
     joins.insert(position, plan.join)
     select.set("joins", joins)
-    parts.multis.append((plan.ref, plan.slots))
+    parts.multis.append(plan.multi)
 
 
 def _finish_plain(select: exp.Select, parts: Parts, env: Env) -> Rep:
     names = env.ctx.names
-    columns = []
-    if parts.singles or not parts.multis:
-        name = names.fresh("s")
-        select.append("expressions", parse_expr(f"{single_array(parts.singles)} AS {name}"))
-        columns.append(WitnessColumn(name, [s.table for s in parts.singles] or [FILLER], False))
-    for ref, slots in parts.multis:
-        name = names.fresh("m")
-        select.append("expressions", parse_expr(f"{ref} AS {name}"))
-        columns.append(WitnessColumn(name, slots, True))
-    return Rep(columns)
+    rep = Rep()
+    if parts.singles:
+        entries, group = emit(parts.singles, names)
+        _append(select, entries)
+        rep.groups.append(group)
+    for multi in parts.multis:
+        entries, group = pass_through(multi, names)
+        _append(select, entries)
+        rep.groups.append(group)
+    return rep
 
 
 def _finish_grouped(select: exp.Select, parts: Parts, env: Env) -> Rep:
     names = env.ctx.names
-    laterals, variables, slots = expansion(parts, names)
+    laterals, firsts, slots = expansion(parts, names)
     if laterals:
-        first_copy = " AND ".join(f"{v} = 1" for v in variables)
+        first_copy = parse_expr(" AND ".join(firsts))
         for aggregate in own_aggregates(select):
-            _add_filter(aggregate, parse_expr(first_copy))
+            _add_filter(aggregate, first_copy.copy())
         for lateral in laterals:
             outer = sqlglot.parse_one(f"SELECT 1 FROM __x, {lateral}", read="postgres")
             select.append("joins", outer.args["joins"][0])
-    name = names.fresh("m")
-    select.append("expressions", parse_expr(f"array_agg({single_array(slots)}) AS {name}"))
-    return Rep([WitnessColumn(name, [s.table for s in slots] or [FILLER], True)])
+    if not slots:
+        return Rep()
+    entries, group = emit(slots, names, aggregate=True)
+    _append(select, entries)
+    return Rep([group])
 
 
-def _add_filter(aggregate: exp.Expression, condition: exp.Expression) -> None:
+def _append(select: exp.Select, entries: list[str]) -> None:
+    for entry in entries:
+        select.append("expressions", parse_expr(entry))
+
+
+def _add_filter(aggregate: exp.Expr, condition: exp.Expr) -> None:
     target = aggregate
     while isinstance(target.parent, exp.WithinGroup) and target.parent.this is target:
         target = target.parent
@@ -240,7 +282,7 @@ def _distinct_over_groups(select: exp.Select, env: Env) -> Rewritten:
     return result
 
 
-def _position(expr: exp.Expression, projections: list[exp.Expression]) -> exp.Expression:
+def _position(expr: exp.Expr, projections: list[exp.Expr]) -> exp.Expr:
     """An ORDER BY item of a DISTINCT block as the position of the output it names."""
     if isinstance(expr, exp.Literal) and expr.is_int:
         return expr

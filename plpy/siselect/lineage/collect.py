@@ -10,7 +10,7 @@ import sqlglot
 from sqlglot import exp
 
 from .context import Env
-from .rep import FILLER, Parts, Rep, WitnessColumn, expansion, quoted, single_array
+from .rep import Parts, Rep, emit, expansion, quoted
 
 
 @dataclass
@@ -52,15 +52,16 @@ def collect(inner: exp.Query, rep: Rep, keys: list[str], env: Env, having: str |
     parts = Parts()
     parts.add_source(q, rep)
     laterals, _, slots = expansion(parts, names)
-    m = names.fresh("m")
-    where = f" FILTER (WHERE {only.replace('{q}', q)})" if only else ""
     projections = [f"{q}.__c{i} AS {quoted(k)}" for i, k in enumerate(keys, 1)]
-    projections.append(f"array_agg({single_array(slots)}){where} AS {m}")
+    entries, group = emit(slots, names, aggregate=True,
+                          only=only.replace("{q}", q) if only else None)
+    projections += entries
+    if not projections:
+        projections = ["1"]
     text = (f"SELECT {', '.join(projections)} FROM __inner AS {column_aliases(q, len(keys))}"
             + "".join(f", {lat}" for lat in laterals))
     if keys:
         text += " GROUP BY " + ", ".join(str(i) for i in range(1, len(keys) + 1))
     if having:
         text += f" HAVING {having.replace('{q}', q)}"
-    tables = [s.table for s in slots] or [FILLER]
-    return Rewritten(wrap(inner, text), Rep([WitnessColumn(m, tables, True)]), list(keys))
+    return Rewritten(wrap(inner, text), Rep([group] if slots else []), list(keys))

@@ -8,7 +8,7 @@ from .context import Context, CteInfo, Env, UnsupportedLineage, ident_key
 from .rep import Parts, expansion, normalized, quoted, repeats_tables, sql
 
 
-def rewrite_query(query: exp.Expression, env: Env) -> Rewritten:
+def rewrite_query(query: exp.Expr, env: Env) -> Rewritten:
     """A copy of ``query`` returning its own columns followed by witness columns."""
     from .block import rewrite_select
     from .setops import rewrite_setop
@@ -27,7 +27,7 @@ def rewrite_query(query: exp.Expression, env: Env) -> Rewritten:
     raise UnsupportedLineage(f"{query.key.upper()} query")
 
 
-def _hoist_ctes(query: exp.Expression, env: Env) -> Env:
+def _hoist_ctes(query: exp.Expr, env: Env) -> Env:
     """Move the query's WITH to the top: the original bodies under their own names (for the
     parts of the query kept as they are) and the rewritten ones under fresh names."""
     with_ = query.args.get("with_")
@@ -55,11 +55,32 @@ def _hoist_ctes(query: exp.Expression, env: Env) -> Env:
 
 def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     """``SELECT w`` for every witness of every row of a rewritten query (may repeat)."""
+    query = rewritten.query.copy()
+    _absorb_offset(query, ctx)
     q = ctx.names.fresh("q")
     parts = Parts()
     parts.add_source(q, rewritten.rep)
     laterals, _, slots = expansion(parts, ctx.names)
     if repeats_tables(slots):
         ctx.may_repeat = True
-    sources = ", ".join([f"({sql(rewritten.query)}) AS {q}", *laterals])
+    sources = ", ".join([f"({sql(query)}) AS {q}", *laterals])
     return f"SELECT {normalized(slots)} AS w FROM {sources}"
+
+
+def _absorb_offset(query: exp.Expr, ctx: Context) -> None:
+    """``LIMIT n OFFSET k`` -> ``LIMIT n + k`` at the top: the skipped rows decide which rows
+    make the cut, so a sub-instance without them would give other rows."""
+    offset = query.args.get("offset")
+    if offset is None:
+        return
+    ctx.approximate("OFFSET (the skipped rows are included)")
+    query.set("offset", None)
+    limit = query.args.get("limit")
+    if limit is None:
+        return
+    count, skip = limit.expression, offset.expression
+    if isinstance(count, exp.Literal) and count.is_int and isinstance(skip, exp.Literal) \
+            and skip.is_int:
+        limit.set("expression", exp.Literal.number(int(count.this) + int(skip.this)))
+    else:
+        query.set("limit", None)

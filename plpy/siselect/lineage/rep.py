@@ -1,19 +1,19 @@
 """How witnesses travel through a rewritten query, and the SQL pieces that carry them.
 
-A rewritten block returns its own columns followed by witness columns:
+A rewritten block returns its own columns followed by witness columns, in groups:
 
-- at most one *single* column, ``tid[]`` of a fixed width: the one witness of the row,
-  a slot per base-table occurrence holding that row's ``ctid``;
-- any number of *multi* columns, ``tid[][]`` of shape ``(n, width)``: a set of n witnesses
-  (what an aggregate or a DISTINCT gathers from the rows it merges).
+- at most one *single* group: one ``tid`` column per base-table occurrence (a *slot*),
+  holding the ``ctid`` of the row that occurrence contributed: the row's one witness;
+- any number of *multi* groups: one ``tid[]`` column per slot, the arrays parallel, so that
+  ``unnest(a1, a2, ...)`` yields a set of witnesses (what an aggregate or a DISTINCT
+  gathered from the rows it merged).
 
-The witnesses of a row are the product of its columns: one witness from each, concatenated.
-A slot that holds no row (the NULL side of an outer join, padding) holds ``(0,0)``, which is
-never a row's ctid (line pointers start at 1); a multi column that is NULL (an outer join
-again) counts as a single empty witness. Keeping NULLs out of the arrays keeps subscripting
-them O(1). Slots remember the table they hold: ctids travel as they are (cheap to collect)
+The witnesses of a row are the product of its groups: one witness from each, concatenated.
+A slot that holds no row (the NULL side of an outer join, another side of a UNION) is NULL,
+and so is a multi group that holds no set (an outer join again): it counts as one empty
+witness. Slots remember the table they hold: ctids travel as they are (cheap to collect)
 and become row ids (:mod:`siselect.rowids`) only in the final witnesses, where row ids of
-different tables compare by table number, so sorting them costs nothing.
+different tables compare by table number, so ordering them costs nothing.
 """
 
 from collections.abc import Sequence
@@ -25,43 +25,46 @@ from sqlglot import exp
 
 from ..rowids import OFFSET_BITS
 
-FILLER = 0  # "table number" of a slot that never holds a row
-NO_ROW = "'(0,0)'::tid"
 
-
-def parse_expr(text: str) -> exp.Expression:
+def parse_expr(text: str) -> exp.Expr:
     """A PostgreSQL expression snippet as a sqlglot node."""
     return sqlglot.parse_one(f"SELECT {text}", read="postgres").expressions[0]
 
 
-def sql(node: exp.Expression) -> str:
+def sql(node: exp.Expr) -> str:
     return node.sql(dialect="postgres")
 
 
+def quoted(name: str) -> str:
+    return exp.to_identifier(name, quoted=True).sql(dialect="postgres")
+
+
 @dataclass
-class WitnessColumn:
-    name: str
-    slots: list[int]  # table number held by each slot (FILLER: always 0)
+class WitnessGroup:
+    """One witness (single) or a set of witnesses (multi): a column per slot."""
+
+    columns: list[str]
+    tables: list[int]  # table number held by each slot
     multi: bool
 
 
 @dataclass
 class Rep:
-    """The witness columns a rewritten query appends to its own columns, in order."""
+    """The witness groups a rewritten query appends to its own columns, in order."""
 
-    columns: list[WitnessColumn] = field(default_factory=list)
-
-    @property
-    def single(self) -> WitnessColumn | None:
-        return next((c for c in self.columns if not c.multi), None)
+    groups: list[WitnessGroup] = field(default_factory=list)
 
     @property
-    def multis(self) -> list[WitnessColumn]:
-        return [c for c in self.columns if c.multi]
+    def single(self) -> WitnessGroup | None:
+        return next((g for g in self.groups if not g.multi), None)
 
     @property
-    def width(self) -> int:
-        return sum(len(c.slots) for c in self.columns)
+    def multis(self) -> list[WitnessGroup]:
+        return [g for g in self.groups if g.multi]
+
+    @property
+    def column_count(self) -> int:
+        return sum(len(g.columns) for g in self.groups)
 
 
 class Names:
@@ -74,103 +77,105 @@ class Names:
         return f"__{stem}{next(self._counter)}"
 
 
-def _empty_slots(width: int) -> str:
-    return "{" + ",".join(['"(0,0)"'] * width) + "}"
-
-
-def zeros(width: int) -> str:
-    """A single witness of ``width`` empty slots."""
-    return f"'{_empty_slots(width)}'::tid[]"
-
-
-def zeros2d(width: int) -> str:
-    """A set holding one witness of ``width`` empty slots."""
-    return f"'{{{_empty_slots(width)}}}'::tid[]"
-
-
-def ctid_slot(alias: exp.Identifier) -> str:
-    """The ctid of the current row of ``alias`` (the empty slot when that side is NULL)."""
-    return f"COALESCE({sql(alias)}.ctid, {NO_ROW})"
-
-
-def rowid_of(table_no: int, tid: str) -> str:
-    """The row id (see :func:`siselect.rowids.encode`) of a ctid, NULL for the empty slot.
-
-    ``ctid::text::point`` is (block, offset); multiplying that complex number by
-    ``(2^16, -1)`` gives ``block * 2^16 + offset`` in its real part, with one text parse.
-    """
-    point = f"NULLIF({tid}, {NO_ROW})::text::point * point({1 << OFFSET_BITS}, -1)"
-    return f"(({table_no}::bigint << 48) + ({point})[0]::bigint)"
-
-
 @dataclass
 class Slot:
-    """One element of a witness under construction: SQL text and the table it holds."""
+    """One element of a witness under construction: SQL of a ``tid`` and its table."""
 
     text: str
     table: int
 
 
 @dataclass
+class Multi:
+    """A set of witnesses under construction: SQL of the parallel ``tid[]`` columns."""
+
+    refs: list[str]
+    tables: list[int]
+
+
+@dataclass
 class Parts:
-    """What a block's FROM provides: single slots and multi columns (SQL text of each)."""
+    """What a block's FROM provides: single slots and multi groups."""
 
     singles: list[Slot] = field(default_factory=list)
-    multis: list[tuple[str, list[int]]] = field(default_factory=list)
+    multis: list[Multi] = field(default_factory=list)
 
     def add_source(self, ref: str, rep: Rep) -> None:
-        """The witness columns of a rewritten FROM item referenced as ``ref``."""
-        for col in rep.columns:
-            if col.multi:
-                self.multis.append((f"{ref}.{col.name}", col.slots))
+        """The witness groups of a rewritten FROM item referenced as ``ref``."""
+        for group in rep.groups:
+            refs = [f"{ref}.{c}" for c in group.columns]
+            if group.multi:
+                self.multis.append(Multi(refs, group.tables))
             else:
-                self.singles.extend(
-                    Slot(f"COALESCE({ref}.{col.name}[{j}], {NO_ROW})", t)
-                    for j, t in enumerate(col.slots, 1) if t != FILLER
-                )
+                self.singles.extend(Slot(r, t) for r, t in zip(refs, group.tables, strict=True))
 
 
-def single_array(slots: Sequence[Slot]) -> str:
-    """``ARRAY[...]`` of the slots, never empty (a filler keeps array_agg happy)."""
-    if not slots:
-        return zeros(1)
-    return "ARRAY[" + ", ".join(s.text for s in slots) + "]::tid[]"
+def ctid_slot(alias: exp.Identifier) -> str:
+    """The ctid of the current row of FROM item ``alias`` (NULL when that side is NULL)."""
+    return f"{sql(alias)}.ctid"
 
 
-def quoted(name: str) -> str:
-    return exp.to_identifier(name, quoted=True).sql(dialect="postgres")
+def emit(slots: Sequence[Slot], names: Names, aggregate: bool = False,
+         only: str | None = None) -> tuple[list[str], WitnessGroup]:
+    """SELECT-list entries carrying ``slots``, and the group they form.
+
+    With ``aggregate``, each slot is gathered with ``array_agg`` (of the rows passing the
+    condition ``only``, if given): the group then holds the witnesses of the merged rows.
+    """
+    base = names.fresh("m" if aggregate else "s")
+    columns = [f"{base}_{j}" for j in range(1, len(slots) + 1)]
+    where = f" FILTER (WHERE {only})" if only else ""
+    entries = [f"array_agg({s.text}){where} AS {c}" if aggregate else f"{s.text} AS {c}"
+               for s, c in zip(slots, columns, strict=True)]
+    return entries, WitnessGroup(columns, [s.table for s in slots], aggregate)
+
+
+def pass_through(multi: Multi, names: Names) -> tuple[list[str], WitnessGroup]:
+    """SELECT-list entries handing a FROM item's multi group on, unchanged."""
+    base = names.fresh("m")
+    columns = [f"{base}_{j}" for j in range(1, len(multi.refs) + 1)]
+    entries = [f"{r} AS {c}" for r, c in zip(multi.refs, columns, strict=True)]
+    return entries, WitnessGroup(columns, list(multi.tables), True)
 
 
 def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Slot]]:
-    """FROM-clause LATERALs that enumerate the multi columns, their variables, and the slots.
+    """LATERALs that enumerate the multi groups, their first-copy tests, and the slots.
 
-    Each returned FROM entry walks one witness of a multi column; together with the single
-    slots they give one witness of the product per produced row.
+    Each LATERAL walks the witnesses of one multi group (an empty witness when the group
+    is NULL); with the single slots they give one witness of the product per row produced.
     """
     laterals: list[str] = []
-    variables: list[str] = []
+    firsts: list[str] = []
     slots = list(parts.singles)
-    for ref, tables in parts.multis:
-        var = names.fresh("i")
-        variables.append(var)
-        laterals.append(
-            f"LATERAL generate_subscripts(COALESCE({ref}, {zeros2d(len(tables))}), 1) AS {var}"
-        )
-        slots.extend(
-            Slot(f"COALESCE({ref}[{var}][{j}], {NO_ROW})", t)
-            for j, t in enumerate(tables, 1) if t != FILLER
-        )
-    return laterals, variables, slots
+    for multi in parts.multis:
+        alias = names.fresh("u")
+        width = len(multi.tables)
+        arrays = ", ".join(f"COALESCE({r}, '{{NULL}}'::tid[])" for r in multi.refs)
+        # Column names unique in the whole query: unqualified user columns must not meet them.
+        columns = ", ".join([*(f"{alias}_{j}" for j in range(1, width + 1)), f"{alias}_n"])
+        laterals.append(f"LATERAL unnest({arrays}) WITH ORDINALITY AS {alias}({columns})")
+        firsts.append(f"{alias}.{alias}_n = 1")
+        slots.extend(Slot(f"{alias}.{alias}_{j}", t) for j, t in enumerate(multi.tables, 1))
+    return laterals, firsts, slots
+
+
+def rowid_of(table_no: int, tid: str) -> str:
+    """The row id (see :func:`siselect.rowids.encode`) of a ctid; NULL stays NULL.
+
+    ``tidsend`` gives the block (4 bytes) and offset (2 bytes) big-endian: read as one
+    48-bit number that is ``block << 16 | offset``, without parsing text.
+    """
+    assert OFFSET_BITS == 16
+    return f"(({table_no}::bigint << 48) | ('x' || encode(tidsend({tid}), 'hex'))::bit(48)::bigint)"
 
 
 def normalized(slots: Sequence[Slot]) -> str:
     """A sorted ``bigint[]`` of the distinct row ids held by ``slots`` (empty ones left out)."""
-    ordered = sorted((s for s in slots if s.table != FILLER), key=lambda s: s.table)
+    ordered = sorted(slots, key=lambda s: s.table)
     if not ordered:
         return "'{}'::bigint[]"
-    tables = [s.table for s in ordered]
     inner = "ARRAY[" + ", ".join(rowid_of(s.table, s.text) for s in ordered) + "]::bigint[]"
-    if len(set(tables)) == len(tables):
+    if not repeats_tables(ordered):
         return f"array_remove({inner}, NULL)"
     # A table held twice (self-join, CTE read twice): sort and deduplicate.
     return f"ARRAY(SELECT DISTINCT x FROM unnest({inner}) AS x WHERE x IS NOT NULL ORDER BY x)"
@@ -178,5 +183,5 @@ def normalized(slots: Sequence[Slot]) -> str:
 
 def repeats_tables(slots: Sequence[Slot]) -> bool:
     """Whether a table has two slots (then different rows can give equal witnesses)."""
-    tables = [s.table for s in slots if s.table != FILLER]
-    return len(set(tables)) != len(tables) or not tables
+    tables = [s.table for s in slots]
+    return len(set(tables)) != len(tables)

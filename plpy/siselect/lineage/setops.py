@@ -1,30 +1,37 @@
 """UNION, INTERSECT and EXCEPT.
 
 Each side is rewritten, then its witness columns are laid out anew so that all sides
-return the same ones (a side's slots hold 0 in the other sides' rows, its multi columns are
-NULL there); the sides' own columns are left untouched, so their types resolve as before. UNION ALL stops there; the others merge
-equal rows with :func:`collect`, which gathers the witnesses of the merged rows.
+return the same ones (a side's slots are NULL in the other sides' rows, and so are its multi
+groups); the sides' own columns are left untouched, so their types resolve as before.
+UNION ALL stops there; the others merge equal rows with :func:`collect`, which gathers the
+witnesses of the merged rows.
 """
 
 from sqlglot import exp
 
 from .collect import Rewritten, collect, column_aliases, wrap
 from .context import Env, UnsupportedLineage
-from .rep import Rep, WitnessColumn, parse_expr, quoted, sql, zeros
+from .rep import Rep, WitnessGroup, parse_expr, quoted, sql
 
 
 def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
         -> tuple[list[exp.Select], Rep]:
-    """The sides wrapped to a common set of witness columns, and that set."""
-    ctx = env.ctx
-    singles = [side.rep.single.slots if side.rep.single else [] for side in sides]
-    single_name = ctx.names.fresh("s") if any(singles) else None
-    multis = [(k, col) for k, side in enumerate(sides) for col in side.rep.multis]
-    multi_names = [ctx.names.fresh("m") for _ in multis]
-    wrapped = []
+    """The sides with a common set of witness groups, and that set."""
+    fresh = env.ctx.names.fresh
+    singles = [side.rep.single.tables if side.rep.single else [] for side in sides]
+    single = WitnessGroup([], [], False)
+    if any(singles):
+        base = fresh("s")
+        single.columns = [f"{base}_{j}" for j in range(1, sum(map(len, singles)) + 1)]
+        single.tables = [t for tables in singles for t in tables]
+    multis = [(k, group) for k, side in enumerate(sides) for group in side.rep.multis]
+    renamed = []
+    for _, group in multis:
+        base = fresh("m")
+        renamed.append(WitnessGroup([f"{base}_{j}" for j in range(1, len(group.columns) + 1)],
+                                    list(group.tables), True))
+    layout = []
     for k, side in enumerate(sides):
-        before = sum(len(slots) for slots in singles[:k])
-        after = sum(len(slots) for slots in singles[k + 1:])
         tail = _witness_tail(side)
         if tail is None:
             side = _wrapped(side, names, env)
@@ -32,37 +39,32 @@ def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
             assert tail is not None
         query = side.query
         assert isinstance(query, exp.Select)
-        kept = query.expressions[:len(query.expressions) - len(side.rep.columns)]
-        if tagged:
-            kept.append(parse_expr(f"{k + 1} AS __b"))
-        if single_name is not None:
-            single = side.rep.single
-            pieces = [zeros(before)] if before else []
-            pieces += [sql(tail[single.name])] if single else []
-            pieces += [zeros(after)] if after else []
-            kept.append(parse_expr(f"({' || '.join(f'({p})' for p in pieces)}) AS {single_name}"))
-        for (owner, col), name in zip(multis, multi_names):
-            value = sql(tail[col.name]) if owner == k else "NULL::tid[]"
-            kept.append(parse_expr(f"{value} AS {name}"))
-        query.set("expressions", kept)
-        wrapped.append(query)
-    columns = []
-    if single_name is not None:
-        columns.append(WitnessColumn(single_name, [t for s in singles for t in s], False))
-    columns.extend(WitnessColumn(name, col.slots, True)
-                   for (_, col), name in zip(multis, multi_names))
-    return wrapped, Rep(columns)
+        entries = [f"{k + 1} AS __b"] if tagged else []
+        own = side.rep.single.columns if side.rep.single else []
+        offset = sum(len(tables) for tables in singles[:k])
+        for j, column in enumerate(single.columns):
+            inside = offset <= j < offset + len(own)
+            entries.append(f"{sql(tail[own[j - offset]]) if inside else 'NULL::tid'} AS {column}")
+        for (owner, group), new in zip(multis, renamed, strict=True):
+            for old, column in zip(group.columns, new.columns, strict=True):
+                value = sql(tail[old]) if owner == k else "NULL::tid[]"
+                entries.append(f"{value} AS {column}")
+        kept = query.expressions[:len(query.expressions) - side.rep.column_count]
+        query.set("expressions", kept + [parse_expr(e) for e in entries])
+        layout.append(query)
+    groups = ([single] if single.columns else []) + renamed
+    return layout, Rep(groups)
 
 
-def _witness_tail(side: Rewritten) -> dict[str, exp.Expression] | None:
+def _witness_tail(side: Rewritten) -> dict[str, exp.Expr] | None:
     """The expressions of a SELECT's trailing witness columns, by name (None: not a SELECT)."""
     query = side.query
-    count = len(side.rep.columns)
-    if not isinstance(query, exp.Select) or len(query.expressions) < count:
+    columns = [c for g in side.rep.groups for c in g.columns]
+    if not isinstance(query, exp.Select) or len(query.expressions) < len(columns):
         return None
-    tail = query.expressions[len(query.expressions) - count:]
-    if not all(isinstance(p, exp.Alias) and p.alias == c.name
-               for p, c in zip(tail, side.rep.columns)):
+    tail = query.expressions[len(query.expressions) - len(columns):]
+    if not all(isinstance(p, exp.Alias) and p.alias == c
+               for p, c in zip(tail, columns, strict=True)):
         return None
     return {p.alias: p.this for p in tail}
 
@@ -71,7 +73,7 @@ def _wrapped(side: Rewritten, names: list[str], env: Env) -> Rewritten:
     """A side that is not a plain SELECT (a nested set operation), as one."""
     q = env.ctx.names.fresh("q")
     cols = [f"{q}.__c{i} AS {quoted(name)}" for i, name in enumerate(names, 1)]
-    cols += [f"{q}.{c.name} AS {c.name}" for c in side.rep.columns]
+    cols += [f"{q}.{c} AS {c}" for g in side.rep.groups for c in g.columns]
     text = f"SELECT {', '.join(cols)} FROM __inner AS {column_aliases(q, len(names))}"
     return Rewritten(wrap(side.query, text), side.rep, names)
 
@@ -87,17 +89,19 @@ def _union_all(parts: list[exp.Select]) -> exp.Query:
     return query
 
 
-def _sides(op: exp.SetOperation, kind: type, distinct: bool) -> list[exp.Expression]:
+def _sides(op: exp.SetOperation, kind: type, distinct: bool) -> list[exp.Expr]:
     """Operands of a chain of the same operation (A UNION B UNION C), left to right."""
     left = op.this
-    if type(left) is kind and bool(left.args.get("distinct")) == distinct \
-            and not any(left.args.get(k) for k in ("order", "limit", "offset", "with_")):
+    chained = isinstance(left, exp.SetOperation) and type(left) is kind \
+        and bool(left.args.get("distinct")) == distinct \
+        and not any(left.args.get(k) for k in ("order", "limit", "offset", "with_"))
+    if chained:
         return _sides(left, kind, distinct) + [op.expression]
     return [left, op.expression]
 
 
 def rewrite_setop(op: exp.SetOperation, env: Env) -> Rewritten:
-    from .query import rewrite_query
+    from .query import rewrite_query, witness_rows
 
     distinct = bool(op.args.get("distinct"))
     env.ctx.may_repeat = True  # the same rows can reach the result through several sides
@@ -117,15 +121,19 @@ def rewrite_setop(op: exp.SetOperation, env: Env) -> Rewritten:
             raise UnsupportedLineage(f"{kind.__name__.upper()} of more than two queries")
         if not distinct:
             env.ctx.approximate(f"{kind.__name__.upper()} ALL (treated as {kind.__name__.upper()})")
-        wrapped, rep = _layout(sides, names, True, env)
-        if kind is exp.Intersect:
+        if kind is exp.Except:
+            # Like NOT IN: the rows that remove rows are listed as witnesses of their own,
+            # so that a sub-instance keeps them (and the search can pick them).
+            env.ctx.extras.append(witness_rows(sides[1], env.ctx))
+            env.ctx.approximate("EXCEPT (the witnesses of its right side listed apart)")
+            having = "bool_or({q}.__b = 1) AND NOT bool_or({q}.__b = 2)"
+            only: str | None = "{q}.__b = 1"
+        else:
             env.ctx.approximate("INTERSECT (witnesses of either side)")
             having = "bool_or({q}.__b = 1) AND bool_or({q}.__b = 2)"
-            result = collect(_union_all(wrapped), rep, names, env, having=having)
-        else:
-            having = "bool_or({q}.__b = 1) AND NOT bool_or({q}.__b = 2)"
-            result = collect(_union_all(wrapped), rep, names, env, having=having,
-                             only="{q}.__b = 1")
+            only = None
+        wrapped, rep = _layout(sides, names, True, env)
+        result = collect(_union_all(wrapped), rep, names, env, having=having, only=only)
     _keep_order(op, result)
     return result
 

@@ -17,17 +17,28 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from .analysis import (ROW_CLAUSES, Source, clause_roots, is_aggregate_call, is_aggregated,
-                       is_query, outer_references, own_nodes, resolves, unwrap)
+from .analysis import (
+    ROW_CLAUSES,
+    Source,
+    clause_roots,
+    is_aggregate_call,
+    is_aggregated,
+    is_query,
+    outer_references,
+    own_nodes,
+    resolves,
+    unwrap,
+)
 from .collect import collect
 from .context import Env, ident_key
+from .rep import Multi, Rep
 
 
 @dataclass
 class Use:
     kind: str  # "in", "exists" or "scalar"
     query: exp.Query
-    lhs: exp.Expression | None
+    lhs: exp.Expr | None
     negated: bool
     clause: str
 
@@ -35,13 +46,13 @@ class Use:
 @dataclass
 class JoinPlan:
     join: exp.Join
-    ref: str  # SQL of the multi column the join provides
-    slots: list[int]
+    multi: Multi | None  # the witnesses the join provides (None: the subquery reads no table)
     needed: set[str]  # FROM aliases the ON condition reads
     fallback: Callable[[], None]
 
 
-def _negated(node: exp.Expression, root: exp.Expression) -> bool:
+def _negated(node: exp.Expr | None, root: exp.Expr) -> bool:
+    """Whether ``node`` sits under an odd number of NOTs below ``root``."""
     flips = 0
     while node is not None and node is not root:
         if isinstance(node, exp.Not):
@@ -59,6 +70,7 @@ def uses_of(select: exp.Select) -> list[Use]:
                 continue
             parent = node.parent
             query = unwrap(node)
+            assert isinstance(query, exp.Query)
             if isinstance(parent, exp.Exists):
                 uses.append(Use("exists", query, None, _negated(parent, root), clause))
             elif isinstance(parent, exp.In) and parent.args.get("query") is node:
@@ -68,7 +80,7 @@ def uses_of(select: exp.Select) -> list[Use]:
                 is_in = (isinstance(parent, exp.Any) and isinstance(comparison, exp.EQ)) or (
                     isinstance(parent, exp.All) and isinstance(comparison, exp.NEQ))
                 negated = _negated(comparison, root) != isinstance(parent, exp.All)
-                if is_in and comparison.expression is parent:
+                if is_in and comparison is not None and comparison.expression is parent:
                     uses.append(Use("in", query, comparison.this, negated, clause))
                 else:
                     uses.append(Use("scalar", query, None, _negated(comparison, root), clause))
@@ -118,24 +130,39 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
 
 def _listed_apart(use: Use, correlated: bool, name: str, env: Env) -> None:
     """The witnesses of what the subquery reads, as witnesses of their own."""
+    if not _list_apart(use.query, env):
+        env.ctx.approximate(f"{name} (correlated; its rows are not included)")
+    elif correlated:
+        env.ctx.approximate(f"{name} (correlated; the rows it reads listed apart)")
+    else:
+        env.ctx.approximate(f"{name} (its witnesses listed apart)")
+
+
+def _list_apart(query: exp.Query, env: Env) -> bool:
+    """Add the witnesses of ``query`` (uncorrelated) or of the rows it reads (correlated:
+    its conditions on outer columns dropped, and the subqueries inside those conditions
+    listed apart in turn). False when the rows it reads cannot be told."""
     from .query import rewrite_query, witness_rows
 
     ctx = env.ctx
-    if not correlated:
-        rewritten = rewrite_query(use.query, env)
-        ctx.extras.append(witness_rows(rewritten, ctx))
-        ctx.approximate(f"{name} (its witnesses listed apart)")
-        return
-    body = _reading_body(use.query, env)
-    if body is None:
-        ctx.approximate(f"{name} (correlated; its rows are not included)")
-        return
-    rewritten = rewrite_query(body, env)
-    ctx.extras.append(witness_rows(rewritten, ctx))
-    ctx.approximate(f"{name} (the rows it reads listed apart)")
+    if not outer_references(query, ctx.catalog, env):
+        ctx.extras.append(witness_rows(rewrite_query(query, env), ctx))
+        return True
+    found = _reading_body(query, env)
+    if found is None:
+        return False
+    body, dropped = found
+    ctx.extras.append(witness_rows(rewrite_query(body, env), ctx))
+    for conjunct in dropped:
+        for node in own_nodes(conjunct):
+            if node is not conjunct and is_query(node):
+                inner = unwrap(node)
+                assert isinstance(inner, exp.Query)
+                _list_apart(inner, env)
+    return True
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     if node is None:
         return []
     if isinstance(node, exp.Where):
@@ -147,22 +174,26 @@ def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
-def _ids_within(node: exp.Expression) -> set[int]:
+def _ids_within(node: exp.Expr) -> set[int]:
     return {id(n) for n in node.walk()}
 
 
-def _reading_body(query: exp.Query, env: Env) -> exp.Select | None:
-    """``SELECT 1 FROM <query's FROM> WHERE <its conditions not reading outer columns>``."""
-    query = unwrap(query)
+def _reading_body(subquery: exp.Query, env: Env) -> tuple[exp.Select, list[exp.Expr]] | None:
+    """``SELECT 1 FROM <query's FROM> WHERE <its conditions not reading outer columns>``,
+    and the conditions dropped."""
+    query = unwrap(subquery)
     if not isinstance(query, exp.Select) or query.args.get("from_") is None:
         return None
     query = query.copy()
     refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
-    kept = [c for c in _conjuncts(query.args.get("where")) if not _ids_within(c) & refs]
+    kept, dropped = [], []
+    for conjunct in _conjuncts(query.args.get("where")):
+        (dropped if _ids_within(conjunct) & refs else kept).append(conjunct)
     for join in query.args.get("joins") or []:
         on = join.args.get("on")
         if on is not None and _ids_within(on) & refs:
             ons = [c for c in _conjuncts(on) if not _ids_within(c) & refs]
+            dropped.extend(c for c in _conjuncts(on) if _ids_within(c) & refs)
             join.set("on", exp.and_(*ons) if ons else exp.true())
     body = exp.Select(expressions=[exp.Literal.number(1)])
     for key in ("from_", "joins", "with_"):
@@ -172,10 +203,10 @@ def _reading_body(query: exp.Query, env: Env) -> exp.Select | None:
         body.set("where", exp.Where(this=exp.and_(*kept)))
     if outer_references(body, env.ctx.catalog, env):
         return None
-    return body
+    return body, dropped
 
 
-def _needed(exprs: list[exp.Expression], sources: list[Source]) -> set[str]:
+def _needed(exprs: list[exp.Expr], sources: list[Source]) -> set[str]:
     keys: set[str] = set()
     for expr in exprs:
         for col in expr.find_all(exp.Column):
@@ -189,20 +220,20 @@ def _needed(exprs: list[exp.Expression], sources: list[Source]) -> set[str]:
     return keys
 
 
-def _join(inner: exp.Query, rep, outer_keys: list[exp.Expression],
+def _join(inner: exp.Query, rep: Rep, outer_keys: list[exp.Expr],
           sources: list[Source], env: Env, fallback: Callable[[], None]) -> JoinPlan:
     """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns."""
     keys = [f"__k{i}" for i in range(len(outer_keys))]
     grouped = collect(inner, rep, keys, env)
     alias = env.ctx.names.fresh("j")
     on = exp.and_(*(exp.EQ(this=exp.column(k, table=alias), expression=outer.copy())
-                    for k, outer in zip(keys, outer_keys)))
+                    for k, outer in zip(keys, outer_keys, strict=True)))
     join = exp.Join(this=exp.Subquery(this=grouped.query,
                                       alias=exp.TableAlias(this=exp.to_identifier(alias))),
                     side="LEFT", on=on)
-    column = grouped.rep.columns[0]
-    return JoinPlan(join, f"{alias}.{column.name}", column.slots, _needed(outer_keys, sources),
-                    fallback)
+    groups = grouped.rep.groups
+    multi = Multi([f"{alias}.{c}" for c in groups[0].columns], groups[0].tables) if groups else None
+    return JoinPlan(join, multi, _needed(outer_keys, sources), fallback)
 
 
 def _uncorrelated_in(use: Use, sources: list[Source], env: Env,
@@ -214,7 +245,7 @@ def _uncorrelated_in(use: Use, sources: list[Source], env: Env,
     return _join(rewritten.query, rewritten.rep, [use.lhs], sources, env, fallback)
 
 
-def _plain(expr: exp.Expression) -> bool:
+def _plain(expr: exp.Expr) -> bool:
     return not any(is_query(n) or is_aggregate_call(n) or isinstance(n, exp.Window)
                    for n in expr.walk())
 
@@ -229,8 +260,8 @@ def _correlated(use: Use, sources: list[Source], env: Env,
         return None
     query = query.copy()
     refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
-    inner_keys: list[exp.Expression] = []
-    outer_keys: list[exp.Expression] = []
+    inner_keys: list[exp.Expr] = []
+    outer_keys: list[exp.Expr] = []
     rest = []
     covered: set[int] = set()
     for conjunct in _conjuncts(query.args.get("where")):
@@ -271,8 +302,8 @@ def _correlated(use: Use, sources: list[Source], env: Env,
     return _join(rewritten.query, rewritten.rep, outer_keys, sources, env, fallback)
 
 
-def _correlation(conjunct: exp.Expression, refs: set[int]) \
-        -> tuple[exp.Expression, exp.Expression] | None:
+def _correlation(conjunct: exp.Expr, refs: set[int]) \
+        -> tuple[exp.Expr, exp.Expr] | None:
     """``(inner side, outer side)`` of ``inner = outer``, or None."""
     if not isinstance(conjunct, exp.EQ):
         return None

@@ -1,0 +1,45 @@
+"""Whether the ProvSQL backend can run here, and if not, what is missing."""
+
+from ..executor import Executor
+from . import helpers
+
+# One round trip: each column is a fact available() turns into a reason.
+_PROBE = f"""
+SELECT
+  EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'provsql'),
+  EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'),
+  'provsql' = ANY (pg_catalog.string_to_array(
+      pg_catalog.replace(pg_catalog.current_setting('shared_preload_libraries'), ' ', ''), ',')),
+  pg_catalog.to_regprocedure('{helpers.SCHEMA}.witnesses(text,text,boolean,regclass[])')
+      IS NOT NULL,
+  pg_catalog.current_setting('provsql.active', true),
+  ARRAY(
+    SELECT c.relname::text FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+    WHERE s.nspname = pg_catalog.current_schema() AND c.relkind = 'r'
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid
+                      AND a.attname = 'provsql' AND NOT a.attisdropped)
+    ORDER BY 1)
+"""
+
+
+def available(executor: Executor) -> str | None:
+    """None when the ProvSQL backend can serve queries on the current schema, else why not."""
+    (installed, created, preloaded, helpers_in, active, untracked) = executor.run(_PROBE).rows[0]
+    if not installed:
+        return "the ProvSQL extension is not installed on this server"
+    if not preloaded:
+        return "ProvSQL is not loaded (shared_preload_libraries must include 'provsql')"
+    if not created or not helpers_in:
+        return "ProvSQL is not enabled for this database: run `siselect provsql enable --db NAME`"
+    if untracked:
+        return (
+            f"tables without provenance: {', '.join(untracked)}; "
+            "run `siselect provsql enable --db NAME`"
+        )
+    if active not in ("off", None):
+        return (
+            "provenance tracking is on in this session (provsql.active): ordinary answers "
+            "would include ProvSQL's zero-provenance rows; set provsql.active = off"
+        )
+    return None

@@ -1,0 +1,151 @@
+"""The lineage backend on BIRD's superhero database.
+
+Queries and their expectations live in ``fixtures/lineage/queries.sql``. For each: the
+witness SQL runs and returns sorted, duplicate-free ``bigint[]`` of real rows; restricting
+the database to the rows of all witnesses leaves a monotone query's answer unchanged
+(soundness); where the fixture gives it, the number of witnesses matches a count computed
+independently with plain SQL.
+"""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pytest
+from sqlglot import exp
+
+from siselect import rowids, shadow
+from siselect.catalog import load_catalog
+from siselect.lineage import UnsupportedLineage, witness_query
+from siselect.transpile import to_tree
+
+from .conftest import FIXTURES
+
+
+@dataclass
+class Entry:
+    name: str
+    sql: str
+    directives: dict[str, str] = field(default_factory=dict)
+
+
+def read_entries() -> list[Entry]:
+    text = (FIXTURES / "lineage" / "queries.sql").read_text()
+    entries = []
+    for chunk in re.split(r"^-- name:", text, flags=re.M)[1:]:
+        lines = chunk.splitlines()
+        directives, body = {}, []
+        for line in lines[1:]:
+            found = re.match(r"--\s*(\w+):\s*(.*)$", line)
+            if found and not body:
+                directives[found.group(1)] = found.group(2).strip()
+            elif line.strip() and not line.startswith("--"):
+                body.append(line)
+        sql = "\n".join(body).strip()
+        assert sql.endswith(";"), f"entry {lines[0]} must end with ';'"
+        entries.append(Entry(lines[0].strip(), sql[:-1], directives))
+    return entries
+
+
+ENTRIES = read_entries()
+
+
+@pytest.fixture
+def catalog(executor):
+    return load_catalog(executor)
+
+
+def witnesses(executor, sql: str) -> list[list[int]]:
+    result = executor.run(sql)
+    assert result.columns == ["w"]
+    return [list(row[0]) for row in result.rows]
+
+
+def answer(executor, tree) -> set[tuple]:
+    return set(executor.run(tree.sql(dialect="postgres")).rows)
+
+
+def restricted(catalog, tree, found: list[list[int]]):
+    rows: dict[str, list[str]] = defaultdict(list)
+    for witness in found:
+        for rowid in witness:
+            table_no, ctid = rowids.decode(rowid)
+            rows[catalog.by_number(table_no).name].append(ctid)
+    return shadow.restrict(tree, catalog, rows)
+
+
+def test_fixture_is_read():
+    assert len(ENTRIES) >= 25
+    assert all(e.sql.lstrip().upper().startswith(("SELECT", "WITH")) for e in ENTRIES)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_witnesses(entry, executor, catalog):
+    tree = to_tree(entry.sql, entry.directives.get("dialect", "postgres"), catalog)
+    lineage = witness_query(tree, catalog)
+    found = witnesses(executor, lineage.sql)
+    assert found, "every fixture query has an answer, hence witnesses"
+    for w in found:
+        assert w == sorted(set(w)) and None not in w
+    assert len({tuple(w) for w in found}) == len(found), "one row per witness"
+    ids = {r for w in found for r in w}
+    kinds = executor.run(
+        "SELECT pg_typeof(w)::text FROM (" + lineage.sql + ") AS l LIMIT 1").rows
+    assert kinds == [("bigint[]",)]
+    if entry.directives.get("sound") != "no":
+        assert answer(executor, restricted(catalog, tree, found)) == answer(executor, tree)
+    if "count" in entry.directives:
+        expected = executor.run(entry.directives["count"]).rows[0][0]
+        assert len(found) == expected
+    if "exact" in entry.directives:
+        assert lineage.exact == (entry.directives["exact"] == "yes"), lineage.notes
+    if "note" in entry.directives:
+        assert any(entry.directives["note"] in n for n in lineage.notes), lineage.notes
+    # Every row id names a row that exists, in a table of the query.
+    tables = {catalog.by_number(rowids.decode(r)[0]).name for r in ids}
+    assert tables <= {t.name.lower() for t in tree.find_all(exp.Table)}
+
+
+def test_row_ids_decode_to_the_rows_they_name(executor, catalog):
+    tree = to_tree("SELECT id FROM superhero WHERE height_cm > 250", "postgres", catalog)
+    found = witnesses(executor, witness_query(tree, catalog).sql)
+    ctids = [rowids.decode(w[0])[1] for w in found]
+    ids = executor.run(
+        "SELECT id FROM superhero WHERE ctid = ANY(" + shadow.tid_array(ctids) + ")").rows
+    assert sorted(ids) == sorted(answer(executor, tree))
+
+
+def test_witness_sets_of_two_queries_compare_on_the_server(executor, catalog):
+    tall = witness_query(to_tree("SELECT superhero_name FROM superhero WHERE height_cm > 200",
+                                 "postgres", catalog), catalog)
+    taller = witness_query(to_tree("SELECT id FROM superhero WHERE height_cm > 250",
+                                   "postgres", catalog), catalog)
+    only = executor.run(f"WITH w1 AS ({tall.sql}), w2 AS ({taller.sql}) "
+                        "SELECT count(*) FROM (SELECT w FROM w1 EXCEPT SELECT w FROM w2) d").rows
+    expected = executor.run(
+        "SELECT count(*) FROM superhero WHERE height_cm > 200 AND height_cm <= 250").rows
+    assert only == expected
+
+
+def test_top_group_witnesses_are_its_rows(executor, catalog):
+    tree = to_tree("SELECT publisher_id FROM superhero GROUP BY publisher_id "
+                   "ORDER BY COUNT(*) DESC LIMIT 1", "postgres", catalog)
+    found = witnesses(executor, witness_query(tree, catalog).sql)
+    (top,), = answer(executor, tree)
+    ids = executor.run(
+        "SELECT id FROM superhero WHERE ctid = ANY("
+        + shadow.tid_array([rowids.decode(w[0])[1] for w in found]) + ")").rows
+    expected = executor.run(f"SELECT id FROM superhero WHERE publisher_id = {top}").rows
+    assert sorted(ids) == sorted(expected)
+
+
+def test_recursive_cte_is_refused(catalog):
+    tree = to_tree("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+                   "SELECT n FROM r", "postgres", catalog)
+    with pytest.raises(UnsupportedLineage, match="recursive"):
+        witness_query(tree, catalog)
+
+
+def test_query_without_tables_has_the_empty_witness(executor, catalog):
+    lineage = witness_query(to_tree("SELECT 1 + 1", "postgres", catalog), catalog)
+    assert witnesses(executor, lineage.sql) == [[]]

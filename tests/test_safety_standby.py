@@ -1,0 +1,138 @@
+"""Issue 7, point 6: separate and tournament work inside BEGIN READ ONLY and on a hot
+standby: a streaming replica of the test cluster, made with pg_basebackup and started on
+loopback as the postgres OS user for this module, then removed."""
+
+import json
+
+import psycopg
+import pytest
+
+from siselect.client.pgexec import PsycopgExecutor, connect
+from siselect.separation import separate
+
+# The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
+# their module must be marked for assertion rewriting before it is imported.
+pytest.register_assert_rewrite("safety_fixtures")
+pytest_plugins = ["safety_fixtures"]
+
+from safety_fixtures import (  # noqa: E402
+    assert_clean,
+    db_state,
+    fast_llm,
+    leftovers,
+    llm_settings,
+    owners_sql,
+    replica_unavailable,
+    stable,
+    start_replica,
+    wait_replayed,
+    with_dbname,
+)
+
+TALL = "SELECT count(*) FROM superhero WHERE height_cm > 200"
+TALLISH = "SELECT count(*) FROM superhero WHERE height_cm >= 198"
+CANDIDATES = [TALLISH, TALL, "SELECT count(*) FROM superhero"]
+SEPARATE = "SELECT siselect.separate(%s, %s, search_path => %s)"
+TOURNAMENT = ("SELECT siselect.tournament(%s, 'How many heroes are taller than 200 cm?', "
+              "judge => %s, reference => %s, search_path => 'superhero')")
+
+
+@pytest.fixture(scope="module")
+def replica(dsn: str, superhero: str, hostile: str):
+    """A running hot standby of the test cluster; yields a DSN of the same database."""
+    with psycopg.connect(dsn, autocommit=True) as primary:
+        why = replica_unavailable(primary)
+        if why:
+            pytest.skip(f"no replica: {why}")
+        standby = start_replica(dsn, primary)
+    try:
+        yield with_dbname(dsn, standby.port), standby
+    finally:
+        standby.stop()
+
+
+@pytest.fixture
+def standby(replica):
+    with psycopg.connect(replica[0], autocommit=True) as conn:
+        yield conn
+
+
+def test_the_replica_is_a_streaming_hot_standby(admin, replica, standby):
+    assert standby.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
+    admin.execute("CREATE TABLE safety_streamed AS SELECT 42 AS answer")
+    try:
+        wait_replayed(replica[1], replica[0], admin)
+        assert standby.execute("SELECT answer FROM safety_streamed").fetchone() == (42,)
+    finally:
+        admin.execute("DROP TABLE safety_streamed")
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        standby.execute("CREATE TABLE safety_refused (a int)")
+
+
+def test_separate_on_the_standby_matches_the_primary(admin, standby, hostile):
+    before = db_state(standby)
+    for q1, q2, schema in [(TALL, TALLISH, "superhero"),
+                           (owners_sql("score > 1"), owners_sql("score >= 1"), hostile)]:
+        on_primary = admin.execute(SEPARATE, (q1, q2, schema)).fetchone()[0]
+        on_standby = standby.execute(SEPARATE, (q1, q2, schema)).fetchone()[0]
+        assert on_standby["status"] == "separated"
+        assert stable(on_standby) == stable(on_primary)
+    assert_clean(standby, before)
+
+
+@pytest.mark.parametrize("judge", ["reference", "none"])
+def test_tournament_on_the_standby_matches_the_primary(admin, standby, judge):
+    before = db_state(standby)
+    reference = TALL if judge == "reference" else None
+    on_primary = admin.execute(TOURNAMENT, (CANDIDATES, judge, reference)).fetchone()[0]
+    on_standby = standby.execute(TOURNAMENT, (CANDIDATES, judge, reference)).fetchone()[0]
+    assert len(on_standby["duels"]) == 3
+    assert stable(on_standby) == stable(on_primary)
+    if judge == "reference":
+        assert on_standby["winner"]["index"] == 1
+    report = standby.execute("SELECT siselect.tournament_report(%s)",
+                             (json.dumps(on_standby),)).fetchone()[0]
+    assert "SELECT" in report
+    assert_clean(standby, before)
+
+
+def test_the_llm_judge_on_the_standby(standby, chat):
+    chat.respond_with(lambda request: '{"rows": [[0]]}')
+    before = db_state(standby)
+    with llm_settings(standby, **fast_llm(chat.base_url)):
+        result = standby.execute(TOURNAMENT, (CANDIDATES, "llm", None)).fetchone()[0]
+    assert len(chat.chat_requests()) == 3
+    assert all("judge" in d and d["judge"]["rows"] == [[0]] for d in result["duels"])
+    assert_clean(standby, before)
+
+
+def test_the_client_on_the_standby(replica, standby):
+    before = db_state(standby)
+    with connect(replica[0], "superhero", statement_timeout_ms=30_000) as conn:
+        result = separate(PsycopgExecutor(conn), TALL, TALLISH)
+    assert result["status"] == "separated"
+    assert_clean(standby, before)
+
+
+def test_materialize_on_the_standby_is_refused_cleanly(admin, standby):
+    before = db_state(standby)
+    instance = admin.execute(SEPARATE, (TALL, TALLISH, "superhero")).fetchone()[0]["instance"]
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        standby.execute("SELECT siselect.materialize(%s, search_path => 'superhero')",
+                        (json.dumps(instance),))
+    assert leftovers(standby) == []
+    assert_clean(standby, before)
+
+
+@pytest.mark.parametrize("where", ["primary", "standby"])
+def test_inside_begin_read_only(admin, standby, where):
+    conn = admin if where == "primary" else standby
+    before = db_state(conn)
+    with conn.transaction():
+        conn.execute("SET TRANSACTION READ ONLY")
+        separated = conn.execute(SEPARATE, (TALL, TALLISH, "superhero")).fetchone()[0]
+        chosen = conn.execute(TOURNAMENT, (CANDIDATES, "reference", TALL)).fetchone()[0]
+        assert conn.execute("SHOW transaction_read_only").fetchone() == ("on",)
+    assert separated["status"] == "separated"
+    assert chosen["winner"]["index"] == 1
+    assert_clean(conn, before)
