@@ -38,7 +38,9 @@ SHAPES = {
         "ORDER BY f.v DESC LIMIT 10",
     "derived aggregate, outer filter":
         "SELECT x.g FROM (SELECT g, AVG(v) AS a FROM fact GROUP BY g) x WHERE x.a > 0.5",
-    "uncorrelated scalar subquery":
+    "MAX subquery":
+        "SELECT f.id FROM fact f WHERE f.v = (SELECT MAX(v) FROM fact)",
+    "AVG subquery (rows listed apart)":
         "SELECT COUNT(*) FROM fact f WHERE f.v > (SELECT AVG(v) FROM fact)",
 }
 

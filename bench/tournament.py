@@ -13,7 +13,6 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 
 from common import DATA, TASKS, parser  # noqa: E402
-
 from siselect.client.bench import BenchRun, run_bench  # noqa: E402
 from siselect.client.bench_summary import summary_table  # noqa: E402
 from siselect.client.bench_task import Settings  # noqa: E402

@@ -411,11 +411,13 @@ def stable(value: object) -> object:
 
 
 def is_clear_error(exc: psycopg.Error) -> bool:
-    """An error a user can act on: a SQLSTATE outside class XX (internal error) and no
-    Python traceback standing in for a message."""
+    """An error a user can act on: a SQLSTATE outside class XX (internal error) and not
+    38000, which PL/Python reports for a Python exception nobody turned into an error;
+    no Python traceback standing in for a message."""
     state = exc.sqlstate or ""
     message = exc.diag.message_primary or ""
-    return bool(state) and not state.startswith("XX") and "Traceback" not in message
+    return (bool(state) and not state.startswith("XX") and state != "38000"
+            and "Traceback" not in message)
 
 
 # ---- a hot standby on loopback -----------------------------------------------------------

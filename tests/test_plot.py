@@ -13,7 +13,7 @@ import pytest
 from siselect.client.bench_output import OutDir
 from siselect.client.bench_summary import summarise
 from siselect.client.cli import main
-from siselect.client.plot import load_runs, plot
+from siselect.client.plot import accuracy_range, load_runs, plot
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -77,6 +77,18 @@ def test_runs_are_read_with_their_labels_and_noise(runs):
                                                     ("5", 0.2)]
     assert loaded[0].summary["accuracy"]["tournament"] == pytest.approx(2 / 3)
     assert sorted(loaded[1].instance_rows()) == [1, 2, 2, 2, 2, 5]
+
+
+def test_runs_of_the_same_label_and_noise_are_averaged(runs, tmp_path):
+    seed1 = write_run(tmp_path / "k5-seed1", "5", 0.0, [(False, True), (False, True),
+                                                       (True, True)], [4])
+    loaded = load_runs([runs[0], seed1])
+    mean, low, high = accuracy_range(loaded, "tournament")
+    assert (low, high) == pytest.approx((100 / 3, 200 / 3), rel=1e-4)
+    assert mean == pytest.approx(50, rel=1e-4)
+    assert accuracy_range(loaded, "naive") is None
+    written, _ = plot([*runs, seed1], tmp_path / "averaged")
+    assert len(written) == 3
 
 
 def test_figures_the_runs_cannot_support_are_skipped_with_a_note(runs, tmp_path):

@@ -109,6 +109,8 @@ def call(plpy: Any, sql_version: str, name: str, **args: Any) -> Any:
         # PL/Python prints a detail of None as the text "None": pass one only when set.
         extra = {"detail": exc.detail} if exc.detail else {}
         plpy.error(f"siselect: {exc.message}", sqlstate=exc.sqlstate, **extra)
+    except RecursionError:  # any recursive walk of a tree (parser, lineage, generator)
+        plpy.error("siselect: a query is nested too deeply to process", sqlstate="54001")
     if isinstance(result, dict | list):
         return json.dumps(_jsonb_ready(result))
     return result

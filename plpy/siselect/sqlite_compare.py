@@ -14,6 +14,7 @@ results with text that reads as a number taken as that number.
 import math
 import re
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -29,9 +30,18 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     return db
 
 
-def sqlite_rows(db: sqlite3.Connection, sql: str) -> list[tuple]:
-    """The rows SQLite returns, with values in the canonical form of :mod:`siselect.values`."""
-    return [tuple(canonical(v) for v in row) for row in db.execute(sql).fetchall()]
+def sqlite_rows(db: sqlite3.Connection, sql: str, timeout_s: float | None = None) -> list[tuple]:
+    """The rows SQLite returns, with values in the canonical form of :mod:`siselect.values`.
+
+    With ``timeout_s``, a query running longer is interrupted (sqlite3.OperationalError).
+    """
+    if timeout_s is not None:
+        deadline = time.monotonic() + timeout_s
+        db.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        return [tuple(canonical(v) for v in row) for row in db.execute(sql).fetchall()]
+    finally:
+        db.set_progress_handler(None, 0)
 
 
 def _key(value) -> object:

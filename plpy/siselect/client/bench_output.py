@@ -121,6 +121,8 @@ class OutDir:
 
 def read_results(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A finished run's summary and records, from its directory or its summary.json."""
+    if path.is_file() and path.name != SUMMARY:
+        raise InvalidInput(f"{path}: neither a results directory nor its {SUMMARY}")
     folder = path.parent if path.is_file() else path
     summary_path = folder / SUMMARY
     if not summary_path.exists():

@@ -15,7 +15,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from ..baselines import Complete, Contender, consistency, naive_selection, pairwise_selection
+from ..baselines import (
+    LLM_METHODS,
+    Complete,
+    Contender,
+    consistency,
+    naive_selection,
+    pairwise_selection,
+)
 from ..catalog import Catalog
 from ..errors import SiselectError
 from ..executor import Executor
@@ -162,6 +169,24 @@ def _llm_baselines(complete: Complete, catalog: Catalog,
     return runs
 
 
+def _choices(complete: Complete | None, catalog: Catalog, task: Task, settings: Settings,
+             entries: list[Entry], result: dict[str, Any] | None
+             ) -> tuple[dict[str, int | None], dict[str, dict[str, Any]]]:
+    """The candidate each method chose (None: no choice), and the LLM baselines' runs."""
+    contenders = _contenders(entries)
+    winner = (result or {}).get("winner") or {}
+    choices: dict[str, int | None] = {"tournament": winner.get("index")}
+    if "consistency" in settings.baselines:
+        choices["consistency"] = consistency(contenders) if contenders else None
+    llm_runs = {}
+    if complete is not None and contenders:
+        llm_runs = _llm_baselines(complete, catalog, task, settings, entries, contenders)
+    for name in settings.baselines:
+        if name in LLM_METHODS:
+            choices[name] = llm_runs[name]["choice"] if name in llm_runs else None
+    return choices, llm_runs
+
+
 def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Settings,
              complete: Complete | None = None) -> Outcome:
     """Everything the benchmark measures on one task; ``complete`` reaches the LLM."""
@@ -182,16 +207,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
     clock.lap("candidates")
     result, error = _tournament(executor, catalog, task, settings, gold, entries)
     clock.lap("tournament")
-    winner = (result or {}).get("winner") or {}
-    choices: dict[str, int | None] = {"tournament": winner.get("index")}
-    if "consistency" in settings.baselines:
-        choices["consistency"] = consistency(contenders) if contenders else None
-    llm_runs = {}
-    if complete is not None and contenders:
-        llm_runs = _llm_baselines(complete, catalog, task, settings, entries, contenders)
-    for name in settings.baselines:
-        if name in ("naive", "pairwise"):
-            choices[name] = llm_runs[name]["choice"] if name in llm_runs else None
+    choices, llm_runs = _choices(complete, catalog, task, settings, entries, result)
     clock.lap("baselines")
     record.update(
         status="ok", gold_rows=len(gold_rows), groups=[c.size for c in contenders],

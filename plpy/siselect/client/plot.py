@@ -6,6 +6,9 @@
 - ``accuracy_by_noise.png``: tournament accuracy against the judge noise P, for runs
   that share a label, with the consistency baseline and the upper bound for reference.
 
+Runs with the same label and noise (say, several seeds) are averaged; bars show their
+range.
+
 A figure the runs cannot support (say, noise curves from runs at a single P) is skipped
 with a note rather than drawn empty.
 """
@@ -62,13 +65,36 @@ def _pyplot() -> Any:
     return plt
 
 
-def _by_label(runs: list[Run]) -> dict[str, Run]:
-    """The noise-free run of each label (the first one given, if several)."""
-    chosen: dict[str, Run] = {}
+def _by_label(runs: list[Run]) -> dict[str, list[Run]]:
+    """The noise-free runs of each label, in the order given."""
+    chosen: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
-        if run.noise == 0 and run.label not in chosen:
-            chosen[run.label] = run
-    return chosen
+        if run.noise == 0:
+            chosen[run.label].append(run)
+    return dict(chosen)
+
+
+def accuracy_range(runs: list[Run], method: str) -> tuple[float, float, float] | None:
+    """Mean, lowest and highest accuracy (in %) of ``method`` over ``runs``."""
+    values = [100 * r.summary["accuracy"][method] for r in runs
+              if r.summary["accuracy"].get(method) is not None]
+    if not values:
+        return None
+    return sum(values) / len(values), min(values), max(values)
+
+
+def _line(ax: Any, xs: list[Any], points: list[tuple[float, float, float] | None], style: str,
+          **kwargs: Any) -> Any:
+    """A line through the means, with bars for the range where there are several runs."""
+    kept = [(x, p) for x, p in zip(xs, points, strict=True) if p is not None]
+    if not kept:
+        return None
+    x, means = [k[0] for k in kept], [k[1][0] for k in kept]
+    low = [m - k[1][1] for m, k in zip(means, kept, strict=True)]
+    high = [k[1][2] - m for m, k in zip(means, kept, strict=True)]
+    if any(low) or any(high):
+        return ax.errorbar(x, means, yerr=[low, high], fmt=style, capsize=3, **kwargs)[0]
+    return ax.plot(x, means, style, **kwargs)[0]
 
 
 def _order(labels: list[str]) -> list[str]:
@@ -84,16 +110,14 @@ def accuracy_by_k(runs: list[Run], target: Path, x_title: str) -> str | None:
     labels = _order(list(chosen))
     numbers = _numeric(labels)
     xs: list[Any] = numbers if numbers else list(range(len(labels)))
-    methods = list(dict.fromkeys(m for lab in labels for m in chosen[lab].summary["accuracy"]))
+    methods = list(dict.fromkeys(m for lab in labels for r in chosen[lab]
+                                 for m in r.summary["accuracy"]))
     methods.sort(key=lambda m: m == "upper_bound")
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for method in methods:
-        ys = [chosen[lab].summary["accuracy"].get(method) for lab in labels]
-        points = [(x, 100 * y) for x, y in zip(xs, ys, strict=True) if y is not None]
-        if points:
-            ax.plot(*zip(*points, strict=True), METHOD_STYLE.get(method, "x-"),
-                    label=method.replace("_", " "))
+        _line(ax, xs, [accuracy_range(chosen[lab], method) for lab in labels],
+              METHOD_STYLE.get(method, "x-"), label=method.replace("_", " "))
     ax.set_xticks(xs, labels)
     ax.set_xlabel(x_title)
     ax.set_ylabel("execution accuracy (% of scored tasks)")
@@ -106,10 +130,16 @@ def accuracy_by_k(runs: list[Run], target: Path, x_title: str) -> str | None:
     return None
 
 
-def instance_histogram(runs: list[Run], target: Path) -> str | None:
+def _named(labels: list[str], x_title: str) -> dict[str, str]:
+    """Legend names: "K=24" for numeric labels, the label itself otherwise."""
+    numeric = _numeric(labels) is not None
+    return {lab: f"{x_title}={lab}" if numeric else lab for lab in labels}
+
+
+def instance_histogram(runs: list[Run], target: Path, x_title: str = "K") -> str | None:
     """Histogram of separating-instance sizes (rows), one outline per run."""
-    chosen = _by_label(runs) or {r.label: r for r in runs}
-    sizes = {lab: run.instance_rows() for lab, run in chosen.items()}
+    chosen = _by_label(runs) or {r.label: [r] for r in runs}
+    sizes = {lab: group[0].instance_rows() for lab, group in chosen.items()}
     sizes = {lab: s for lab, s in sizes.items() if s}
     if not sizes:
         return "instance sizes: no separated pair in the runs"
@@ -117,9 +147,10 @@ def instance_histogram(runs: list[Run], target: Path) -> str | None:
     bins = [b - 0.5 for b in range(1, top + 2)]
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    names = _named(list(sizes), x_title)
     for lab in _order(list(sizes)):
         ax.hist(sizes[lab], bins=bins, histtype="step", linewidth=1.5,
-                label=f"{lab} ({len(sizes[lab])} instances)")
+                label=f"{names[lab]} ({len(sizes[lab])} instances)")
     ax.set_xlabel("rows in the separating instance D'")
     ax.set_ylabel("pairs")
     ax.set_title("Separating instance sizes")
@@ -131,25 +162,29 @@ def instance_histogram(runs: list[Run], target: Path) -> str | None:
     return None
 
 
-def accuracy_by_noise(runs: list[Run], target: Path) -> str | None:
+def accuracy_by_noise(runs: list[Run], target: Path, x_title: str = "K") -> str | None:
     """Tournament accuracy against judge noise, one curve per label with two or more P."""
-    groups: dict[str, dict[float, Run]] = defaultdict(dict)
+    groups: dict[str, dict[float, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        groups[run.label].setdefault(run.noise, run)
+        groups[run.label][run.noise].append(run)
     curves = {lab: g for lab, g in groups.items() if len(g) >= 2}
     if not curves:
         return "accuracy against judge noise: needs runs of one label at two or more noise levels"
+    names = _named(list(curves), x_title)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for lab, by_noise in curves.items():
         ps = sorted(by_noise)
-        ys = [100 * (by_noise[p].summary["accuracy"]["tournament"] or 0) for p in ps]
-        line = ax.plot(ps, ys, "o-", label=f"tournament [{lab}]")[0]
-        base = by_noise[ps[0]].summary["accuracy"]
+        seeds = max(len(by_noise[p]) for p in ps)
+        line = _line(ax, ps, [accuracy_range(by_noise[p], "tournament") for p in ps], "o-",
+                     label=f"tournament [{names[lab]}]" + (f", {seeds} runs a point"
+                                                           if seeds > 1 else ""))
+        everything = [r for p in ps for r in by_noise[p]]
         for method, style in (("consistency", "--"), ("upper_bound", ":")):
-            if base.get(method) is not None:
-                ax.axhline(100 * base[method], linestyle=style, color=line.get_color(),
-                           alpha=0.6, label=f"{method.replace('_', ' ')} [{lab}]")
+            level = accuracy_range(everything, method)
+            if level is not None:
+                ax.axhline(level[0], linestyle=style, color=line.get_color(), alpha=0.6,
+                           label=f"{method.replace('_', ' ')} [{names[lab]}]")
     ax.set_xlabel("judge noise P (probability of a wrong judge answer)")
     ax.set_ylabel("execution accuracy (% of scored tasks)")
     ax.set_title("Tournament accuracy as the judge gets worse")
@@ -169,8 +204,8 @@ def plot(paths: list[Path], out: Path, x_title: str = "K") -> tuple[list[Path], 
     out.mkdir(parents=True, exist_ok=True)
     written, notes = [], []
     figures = [("accuracy_by_k.png", lambda t: accuracy_by_k(runs, t, x_title)),
-               ("instance_rows.png", lambda t: instance_histogram(runs, t)),
-               ("accuracy_by_noise.png", lambda t: accuracy_by_noise(runs, t))]
+               ("instance_rows.png", lambda t: instance_histogram(runs, t, x_title)),
+               ("accuracy_by_noise.png", lambda t: accuracy_by_noise(runs, t, x_title))]
     for name, draw in figures:
         note = draw(out / name)
         if note:
@@ -189,7 +224,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", type=path_arg, default=Path("siselect-plots"), metavar="DIR",
                    help="where the PNG files go (default ./siselect-plots)")
     p.add_argument("--x-title", default="K",
-                   help="axis title for the run labels in accuracy_by_k.png (default K)")
+                   help="what the run labels are, for axes and legends (default K)")
 
 
 def plot_command(args: argparse.Namespace) -> int:

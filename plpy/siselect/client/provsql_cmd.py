@@ -94,7 +94,9 @@ def _remove_helpers(conn: psycopg.Connection) -> None:
     tracked_elsewhere = _one(
         conn,
         "SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "WHERE a.attname = 'provsql' AND NOT a.attisdropped AND c.relkind = 'r'",
+        "WHERE a.attname = 'provsql' AND NOT a.attisdropped AND c.relkind = 'r' "
+        "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+        "AND d.objid = c.oid AND d.deptype = 'e')",  # not the extension's own tables
     )
     if tracked_elsewhere:
         return  # someone else's tables still use ProvSQL: keep the extension

@@ -4,11 +4,17 @@ A witness of an answer row is a set of base rows, one per base-table occurrence,
 together produce it; for an aggregate, each input row of a group in the answer is a witness
 of that group. :func:`witness_query` rewrites a query (sqlglot, PostgreSQL dialect) into one
 that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`siselect.rowids`), at
-about the cost of the query itself: witnesses ride along as extra columns, aggregates gather
-them with ``array_agg`` in the same pass, and an outer query unnests them.
+about the cost of the query itself: ctids ride along as extra columns, aggregates gather them
+with ``array_agg`` in the same pass, an outer query unnests them (see :mod:`.rep`).
 
-Constructs whose exact lineage is out of reach are over-approximated (the rows they read are
-listed as witnesses of their own) and named in :attr:`Lineage.notes`.
+Exact: joins of every kind, WHERE/HAVING, GROUP BY, DISTINCT, ORDER BY ... LIMIT, CASE,
+derived tables and CTEs (aggregated or not), UNION, positive IN/EXISTS/scalar subqueries
+that are uncorrelated or correlated through equalities (decorrelated into a grouped LEFT
+JOIN), MIN/MAX scalar subqueries (witnessed by the rows reaching the extreme), aggregates
+with FILTER/DISTINCT. Over-approximated, and named in :attr:`Lineage.notes`: negated and
+other subqueries (the rows they read are listed as witnesses of their own), EXCEPT (its right
+side likewise), INTERSECT, OFFSET (the skipped rows are kept), window functions (the row
+itself).
 """
 
 from dataclasses import dataclass, field
@@ -16,6 +22,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..catalog import Catalog
+from .analysis import repeats_rows
 from .context import Context, Env, UnsupportedLineage
 from .query import rewrite_query, witness_rows
 
@@ -35,6 +42,7 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     Raises :class:`UnsupportedLineage` for queries it cannot rewrite (recursive CTEs, ...).
     """
     ctx = Context(catalog)
+    ctx.may_repeat = repeats_rows(tree)
     rewritten = rewrite_query(tree, Env(ctx))
     parts = [witness_rows(rewritten, ctx), *ctx.extras]
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""

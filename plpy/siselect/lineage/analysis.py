@@ -20,9 +20,16 @@ _AGGREGATE_NAMES = {
     "regr_sxx", "regr_sxy", "regr_syy", "group_concat", "total",
 }
 
+# Set-returning functions: they repeat rows without adding base rows to them.
+_SET_RETURNING = {
+    "unnest", "generate_series", "generate_subscripts", "regexp_matches", "regexp_split_to_table",
+    "string_to_table", "json_array_elements", "jsonb_array_elements", "json_array_elements_text",
+    "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text", "jsonb_each_text",
+    "json_object_keys", "jsonb_object_keys", "json_to_recordset", "jsonb_to_recordset",
+}
+
 # Clauses of a SELECT evaluated once per row of its FROM (before any grouping).
 ROW_CLAUSES = ("where", "join_on")
-CLAUSES = ("select", "where", "join_on", "group", "having", "order", "distinct_on", "limit")
 
 
 def unwrap(query: exp.Expr) -> exp.Expr:
@@ -98,6 +105,18 @@ def window_function(node: exp.Expr) -> bool:
     return isinstance(parent, exp.Window) and parent.this is node
 
 
+def repeats_rows(tree: exp.Expr) -> bool:
+    """Whether rows may be repeated with no base row to tell them apart (VALUES, a
+    set-returning function), so that two rows can have the same witness."""
+    for node in tree.walk():
+        if isinstance(node, (exp.Values, exp.Unnest, exp.Explode, exp.GenerateSeries,
+                             exp.ExplodingGenerateSeries)):
+            return True
+        if isinstance(node, exp.Func) and pg_column_name(node) in _SET_RETURNING:
+            return True
+    return False
+
+
 def is_aggregate_call(node: exp.Expr) -> bool:
     if isinstance(node, exp.AggFunc):
         return not window_function(node)
@@ -134,6 +153,9 @@ def alias_ident(item: exp.Expr) -> exp.Identifier | None:
         return alias
     if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
         return item.this
+    if isinstance(item, exp.Table) and isinstance(item.this, exp.Func):
+        # PostgreSQL names an unaliased function in FROM (and its one column) after it.
+        return exp.to_identifier(pg_column_name(item.this))
     return None
 
 

@@ -4,9 +4,9 @@
   multi columns of its FROM items, passed through;
 - GROUP BY, aggregates or a plain DISTINCT: ``array_agg`` of the witnesses of the rows of
   each group, next to the block's own aggregates (same pass). When FROM items carry multi
-  columns, their witnesses are enumerated by LATERAL ``generate_subscripts``, which repeats
-  each row; the block's own aggregates then get ``FILTER (WHERE <first copy>)`` so that
-  they see every row once.
+  groups, their witnesses are enumerated by LATERAL ``unnest(...) WITH ORDINALITY``, which
+  repeats each row; the block's own aggregates then get ``FILTER (WHERE <first copy>)`` so
+  that they still see every row once.
 """
 
 import sqlglot
@@ -58,7 +58,8 @@ def rewrite_select(select: exp.Select, env: Env) -> Rewritten:
     return Rewritten(select, rep, names)
 
 
-def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str]:
+def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str] | None:
+    """The output column names (None when a ``*`` reads a source of unknown columns)."""
     names: list[str] = []
     for proj in select.expressions:
         if isinstance(proj, exp.Star) or (isinstance(proj, exp.Column)
@@ -67,7 +68,7 @@ def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str]:
                 s for s in [find_source(sources, proj.table)] if s is not None]
             for src in chosen:
                 if src.columns is None:
-                    raise UnsupportedLineage("SELECT * over a source of unknown columns")
+                    return None
                 names.extend(src.columns)
         else:
             names.append(pg_column_name(proj))
@@ -270,6 +271,8 @@ def _distinct_over_groups(select: exp.Select, env: Env) -> Rewritten:
     for key in tail:
         inner.set(key, None)
     rewritten = rewrite_select(inner, env)
+    if rewritten.names is None:
+        raise UnsupportedLineage("SELECT DISTINCT * over a source of unknown columns")
     result = collect(rewritten.query, rewritten.rep, rewritten.names, env)
     order = tail["order"]
     if order is not None:

@@ -19,7 +19,7 @@ class Rewritten:
 
     query: exp.Query
     rep: Rep
-    names: list[str]
+    names: list[str] | None  # None: unknown (a ``*`` over a source of unknown columns)
 
 
 def wrap(inner: exp.Query, text: str, placeholder: str = "__inner") -> exp.Select:

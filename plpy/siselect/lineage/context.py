@@ -28,7 +28,7 @@ def ident_key(ident: exp.Identifier | str) -> str:
 class CteInfo:
     global_name: str  # name of the rewritten body in the hoisted WITH list
     rep: Rep
-    columns: list[str]
+    columns: list[str] | None  # None: unknown
 
 
 @dataclass

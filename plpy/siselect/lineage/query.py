@@ -61,8 +61,8 @@ def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     parts = Parts()
     parts.add_source(q, rewritten.rep)
     laterals, _, slots = expansion(parts, ctx.names)
-    if repeats_tables(slots):
-        ctx.may_repeat = True
+    if not slots or repeats_tables(slots):
+        ctx.may_repeat = True  # e.g. every row's witness is empty
     sources = ", ".join([f"({sql(query)}) AS {q}", *laterals])
     return f"SELECT {normalized(slots)} AS w FROM {sources}"
 

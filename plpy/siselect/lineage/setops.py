@@ -107,8 +107,8 @@ def rewrite_setop(op: exp.SetOperation, env: Env) -> Rewritten:
     env.ctx.may_repeat = True  # the same rows can reach the result through several sides
     sides = [rewrite_query(s, env) for s in _sides(op, type(op), distinct)]
     names = sides[0].names
-    if any(len(s.names) != len(names) for s in sides):
-        raise UnsupportedLineage("set operation with sides of different widths")
+    if names is None or any(s.names is None or len(s.names) != len(names) for s in sides):
+        raise UnsupportedLineage("set operation over sides of unknown or different widths")
     kind = type(op)
     if kind is exp.Union:
         wrapped, rep = _layout(sides, names, False, env)

@@ -7,6 +7,8 @@ added is where its witnesses come from:
   through equalities: its witnesses grouped by the matching key and LEFT JOINed to the
   block (one hash join, no per-row re-execution); a row's witnesses then include one
   witness of the inner rows it matched;
+- an uncorrelated ``(SELECT MIN/MAX(e) ...)``, anywhere: the rows reaching the extreme, joined
+  to every row (ON TRUE) - any one of them gives the subquery its value;
 - anything else (negated, correlated otherwise, uncorrelated scalar, at the group level):
   the witnesses of the rows the subquery reads are listed on their own, next to the
   query's witnesses (over-approximation, noted).
@@ -14,6 +16,7 @@ added is where its witnesses come from:
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from sqlglot import exp
 
@@ -21,6 +24,7 @@ from .analysis import (
     ROW_CLAUSES,
     Source,
     clause_roots,
+    has_window,
     is_aggregate_call,
     is_aggregated,
     is_query,
@@ -31,7 +35,9 @@ from .analysis import (
 )
 from .collect import collect
 from .context import Env, ident_key
-from .rep import Multi, Rep
+from .rep import Multi
+
+KEEP = "lineage_keep"  # meta flag: a subquery added by the rewrite, with no witnesses
 
 
 @dataclass
@@ -66,7 +72,7 @@ def uses_of(select: exp.Select) -> list[Use]:
     uses = []
     for clause, root in clause_roots(select):
         for node in own_nodes(root):
-            if node is root or not is_query(node):
+            if node is root or not is_query(node) or node.meta.get(KEEP):
                 continue
             parent = node.parent
             query = unwrap(node)
@@ -112,11 +118,12 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
                                                   and not grouped)
         name = _describe(use, row_level)
 
-        def fallback(use: Use = use, correlated: bool = bool(refs), name: str = name) -> None:
-            _listed_apart(use, correlated, name, env)
-
+        fallback = partial(_listed_apart, use, bool(refs), name, env)
         plan = None
-        if row_level and not use.negated:
+        extreme = _extreme_rows(use.query) if not refs and use.kind == "scalar" else None
+        if extreme is not None:
+            plan = _join(extreme, sources, env, [], partial(_list_body, extreme, env))
+        elif row_level and not use.negated:
             if not refs and use.kind == "in" and not isinstance(use.lhs, exp.Tuple):
                 plan = _uncorrelated_in(use, sources, env, fallback)
             elif refs and all(resolves(r, sources) for r in refs):
@@ -186,7 +193,8 @@ def _reading_body(subquery: exp.Query, env: Env) -> tuple[exp.Select, list[exp.E
         return None
     query = query.copy()
     refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
-    kept, dropped = [], []
+    kept: list[exp.Expr] = []
+    dropped: list[exp.Expr] = []
     for conjunct in _conjuncts(query.args.get("where")):
         (dropped if _ids_within(conjunct) & refs else kept).append(conjunct)
     for join in query.args.get("joins") or []:
@@ -220,14 +228,20 @@ def _needed(exprs: list[exp.Expr], sources: list[Source]) -> set[str]:
     return keys
 
 
-def _join(inner: exp.Query, rep: Rep, outer_keys: list[exp.Expr],
-          sources: list[Source], env: Env, fallback: Callable[[], None]) -> JoinPlan:
-    """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns."""
+def _join(inner: exp.Query, sources: list[Source], env: Env, outer_keys: list[exp.Expr],
+          fallback: Callable[[], None]) -> JoinPlan:
+    """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns.
+
+    Without keys, all of them are one set joined to every row (ON TRUE).
+    """
+    from .query import rewrite_query
+
+    rewritten = rewrite_query(inner, env)
     keys = [f"__k{i}" for i in range(len(outer_keys))]
-    grouped = collect(inner, rep, keys, env)
+    grouped = collect(rewritten.query, rewritten.rep, keys, env)
     alias = env.ctx.names.fresh("j")
     on = exp.and_(*(exp.EQ(this=exp.column(k, table=alias), expression=outer.copy())
-                    for k, outer in zip(keys, outer_keys, strict=True)))
+                    for k, outer in zip(keys, outer_keys, strict=True))) if keys else exp.true()
     join = exp.Join(this=exp.Subquery(this=grouped.query,
                                       alias=exp.TableAlias(this=exp.to_identifier(alias))),
                     side="LEFT", on=on)
@@ -238,11 +252,45 @@ def _join(inner: exp.Query, rep: Rep, outer_keys: list[exp.Expr],
 
 def _uncorrelated_in(use: Use, sources: list[Source], env: Env,
                      fallback: Callable[[], None]) -> JoinPlan:
-    from .query import rewrite_query
-
-    rewritten = rewrite_query(use.query, env)
     assert use.lhs is not None
-    return _join(rewritten.query, rewritten.rep, [use.lhs], sources, env, fallback)
+    return _join(use.query, sources, env, [use.lhs], fallback)
+
+
+def _extreme_rows(subquery: exp.Query) -> exp.Select | None:
+    """For ``(SELECT MAX(e) FROM ... WHERE c)``: ``SELECT 1 FROM ... WHERE c AND e = (that)``.
+
+    Any one row reaching the extreme gives the subquery its value, so those rows, not all
+    the rows it reads, witness it (and few enough to pair with every outer row).
+    """
+    query = unwrap(subquery)
+    if not isinstance(query, exp.Select) or len(query.expressions) != 1 \
+            or query.args.get("from_") is None or has_window(query) or any(
+                query.args.get(k) for k in ("group", "having", "distinct", "limit", "offset")):
+        return None
+    value = query.expressions[0]
+    while isinstance(value, (exp.Alias, exp.Cast, exp.Paren)):
+        value = value.this
+    if not isinstance(value, (exp.Max, exp.Min)) or value.args.get("expressions") \
+            or isinstance(value.this, exp.Distinct) or value.parent is None \
+            or isinstance(value.parent, exp.Filter):
+        return None
+    body = exp.Select(expressions=[exp.Literal.number(1)])
+    for key in ("from_", "joins", "with_"):
+        if query.args.get(key):
+            body.set(key, query.args[key].copy())
+    extreme = exp.Subquery(this=query.copy())
+    extreme.meta[KEEP] = True  # computes the value only: its own witnesses are these rows
+    reached = exp.EQ(this=value.this.copy(), expression=extreme)
+    where = query.args.get("where")
+    body.set("where", exp.Where(this=exp.and_(where.this.copy(), reached) if where else reached))
+    return body
+
+
+def _list_body(body: exp.Select, env: Env) -> None:
+    from .query import rewrite_query, witness_rows
+
+    env.ctx.extras.append(witness_rows(rewrite_query(body, env), env.ctx))
+    env.ctx.approximate("MIN/MAX subquery (the rows reaching it listed apart)")
 
 
 def _plain(expr: exp.Expr) -> bool:
@@ -253,7 +301,6 @@ def _plain(expr: exp.Expr) -> bool:
 def _correlated(use: Use, sources: list[Source], env: Env,
                 fallback: Callable[[], None]) -> JoinPlan | None:
     """Decorrelate ``inner.col = outer expr`` conditions into a grouped LEFT JOIN."""
-    from .query import rewrite_query
 
     query = unwrap(use.query)
     if not isinstance(query, exp.Select) or query.args.get("from_") is None:
@@ -298,8 +345,7 @@ def _correlated(use: Use, sources: list[Source], env: Env,
             body.set(key, query.args[key])
     if rest:
         body.set("where", exp.Where(this=exp.and_(*rest)))
-    rewritten = rewrite_query(body, env)
-    return _join(rewritten.query, rewritten.rep, outer_keys, sources, env, fallback)
+    return _join(body, sources, env, outer_keys, fallback)
 
 
 def _correlation(conjunct: exp.Expr, refs: set[int]) \

@@ -122,6 +122,13 @@ def _modify(ts: exp.Expr, mod: str | exp.Expr) -> exp.Expr:
     shift = _SHIFT.match(mod)
     if shift:
         amount, unit = shift.group(1), shift.group(3)
+        if unit in ("month", "year") and "." not in amount:
+            # SQLite moves the month field and lets the day overflow (Jan 31 + 1 month is
+            # Mar 2 or 3); PostgreSQL clamps to the month's end. Add the months to the
+            # first of the month, then the offset of the day within it.
+            months = int(amount) * (12 if unit == "year" else 1)
+            return template(f"DATE_TRUNC('month', _t) + CAST('{months} months' AS INTERVAL) "
+                            "+ (_t - DATE_TRUNC('month', _t))", _t=ts)
         return template(f"_t + CAST('{amount} {unit}' AS INTERVAL)", _t=ts)
     if mod.startswith("start of "):
         unit = mod[len("start of "):].strip()

@@ -1,0 +1,90 @@
+"""Nondeterminism: the clock, random(), ties at a LIMIT cut, bare-column picks."""
+
+import pytest
+
+from siselect.catalog import load_catalog
+from siselect.nondeterminism import check, static_reason
+from siselect.sqlcheck import parse_select
+from siselect.transpile import to_tree
+
+
+@pytest.mark.parametrize(("sql", "words"), [
+    ("SELECT random() FROM t", "random"),
+    ("SELECT date('now')", "clock"),
+    ("SELECT strftime('%Y', 'now') - birth_year FROM t", "clock"),
+    ("SELECT CURRENT_TIMESTAMP", "clock"),
+    ("SELECT a FROM t LIMIT 5", "LIMIT without ORDER BY"),
+    ("SELECT a FROM t WHERE b = (SELECT b FROM u LIMIT 1)", "LIMIT without ORDER BY"),
+])
+def test_static_reasons(sql: str, words: str) -> None:
+    reason = static_reason(parse_select(sql, "sqlite"))
+    assert reason is not None and words in reason
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a FROM t ORDER BY a LIMIT 5",
+    "SELECT COUNT(*) FROM t LIMIT 1",
+    "SELECT a, 'now' AS label FROM t",
+])
+def test_static_none(sql: str) -> None:
+    assert static_reason(parse_select(sql, "sqlite")) is None
+
+
+def test_static_reason_survives_transpiling() -> None:
+    assert static_reason(to_tree("SELECT julianday('now') - julianday(d) FROM t", "sqlite"))
+
+
+@pytest.fixture
+def runner(executor):
+    catalog = load_catalog(executor)
+
+    def tree_and_run(sql: str):
+        tree = to_tree(sql, "sqlite", catalog)
+        return tree, lambda variant: executor.run(variant.sql(dialect="postgres"))
+
+    return tree_and_run
+
+
+@pytest.mark.parametrize(("sql", "words"), [
+    # Surtur and Ymir share the greatest height.
+    ("SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1", "LIMIT cut"),
+    ("SELECT COUNT(*) FROM (SELECT id FROM superhero ORDER BY height_cm DESC LIMIT 1) AS s "
+     "WHERE id > (SELECT MIN(id) FROM superhero WHERE height_cm = 30480)", "LIMIT cut"),
+    ("SELECT superhero_name, MIN(weight_kg) FROM superhero", "bare column"),
+    ("SELECT DISTINCT publisher_id FROM superhero ORDER BY height_cm LIMIT 2", "bare column"),
+])
+def test_ties_are_found(runner, sql: str, words: str) -> None:
+    tree, run = runner(sql)
+    reason = check(run, tree)
+    assert reason is not None and words in reason
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT 1",
+    "SELECT superhero_name FROM superhero ORDER BY height_cm DESC",
+    # The tied rows give the same output: the cut does not show.
+    "SELECT height_cm FROM superhero ORDER BY height_cm DESC LIMIT 1",
+    "SELECT superhero_name, MAX(weight_kg) FROM superhero",
+    "SELECT superhero_name FROM superhero WHERE id = 1 LIMIT 3",
+])
+def test_determined_results_pass(runner, sql: str) -> None:
+    tree, run = runner(sql)
+    assert check(run, tree) is None
+
+
+def test_check_on_a_restricted_instance(runner, executor) -> None:
+    """On D' holding one of the two tallest heroes, the tie is gone."""
+    from siselect.shadow import restrict
+
+    catalog = load_catalog(executor)
+    tree, _ = runner("SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1")
+    ctids = [r[0] for r in executor.run(
+        "SELECT ctid::text FROM superhero WHERE height_cm = 30480").rows]
+    assert len(ctids) == 2
+
+    def on(rows):
+        return lambda variant: executor.run(
+            restrict(variant, catalog, {"superhero": rows}).sql(dialect="postgres"))
+
+    assert check(on(ctids), tree) is not None
+    assert check(on(ctids[:1]), tree) is None
