@@ -31,15 +31,16 @@ from siselect.separation import Options, separate_pair  # noqa: E402
 BACKENDS = ("lineage", "provsql")
 
 
-def provsql_dsn(args) -> str:
+def provsql_server(args) -> tuple[str, Cluster | None]:
+    """The DSN to use, and the private cluster this run started (to stop it at the end)."""
     if args.dsn:
-        return args.dsn
+        return args.dsn, None
     cluster = Cluster(Path(args.provsql_home), {"shared_preload_libraries": "provsql"})
-    cluster.start()
+    started = cluster.start()
     with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'bench'").fetchone():
             conn.execute("CREATE DATABASE bench")
-    return cluster.dsn("bench")
+    return cluster.dsn("bench"), cluster if started else None
 
 
 def prepared(dsn: str) -> tuple[psycopg.Connection, PsycopgExecutor]:
@@ -117,13 +118,18 @@ def main() -> None:
     p.add_argument("--max-rows", type=int, default=30)
     p.add_argument("--provsql-home", default="/tmp/siselect-provsql-bench")
     args = p.parse_args()
-    conn, executor = prepared(provsql_dsn(args))
-    catalog = load_catalog(executor)
-    tasks = superhero_tasks(args.k)
-    pairs = [pair for task in tasks for pair in pairs_of(executor, catalog, task)]
-    print(f"superhero, K={args.k}: {len(tasks)} tasks, {len(pairs)} pairs of representatives")
-    report(run_pairs(executor, catalog, pairs, args.max_rows), args.max_rows)
-    conn.close()
+    dsn, started = provsql_server(args)
+    try:
+        conn, executor = prepared(dsn)
+        catalog = load_catalog(executor)
+        tasks = superhero_tasks(args.k)
+        pairs = [pair for task in tasks for pair in pairs_of(executor, catalog, task)]
+        print(f"superhero, K={args.k}: {len(tasks)} tasks, {len(pairs)} pairs of representatives")
+        report(run_pairs(executor, catalog, pairs, args.max_rows), args.max_rows)
+        conn.close()
+    finally:
+        if started:
+            started.stop()
 
 
 if __name__ == "__main__":

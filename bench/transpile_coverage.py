@@ -41,6 +41,7 @@ def distinct_candidates(data: Path) -> dict[str, str]:
 
 def construct(message: str) -> str:
     """A short name for what failed, from PostgreSQL's or sqlglot's message."""
+    message = re.sub(r"column \S+\.(\w+) does not exist", r"column ….\1 does not exist", message)
     message = re.sub(r'"[^"]*"', '"…"', message)
     message = re.sub(r"'[^']*'", "'…'", message)
     message = re.sub(r"\d+", "N", message)

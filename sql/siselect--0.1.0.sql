@@ -33,7 +33,7 @@ CREATE FUNCTION siselect.separate(
     strategy text DEFAULT 'minimal',
     max_rows integer DEFAULT 30,
     seed bigint DEFAULT 0,
-    backend text DEFAULT 'lineage',
+    backend text DEFAULT 'auto',
     with_references boolean DEFAULT false,
     search_path text DEFAULT pg_catalog.current_setting('search_path'))
 RETURNS jsonb

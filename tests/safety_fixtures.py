@@ -78,7 +78,8 @@ UNION ALL SELECT 'statistics', stxname, '', '' FROM pg_catalog.pg_statistic_ext
 UNION ALL SELECT 'publication', pubname, '', '' FROM pg_catalog.pg_publication
 UNION ALL SELECT 'comment', '', classoid::text || ':' || objoid::text || ':' || objsubid::text,
   md5(description) FROM pg_catalog.pg_description
-UNION ALL SELECT 'replication slot', slot_name::text, '', '' FROM pg_catalog.pg_replication_slots
+UNION ALL SELECT 'replication slot', slot_name::text, '', ''
+  FROM pg_catalog.pg_replication_slots WHERE NOT temporary
 UNION ALL SELECT 'replication origin', roname, '', '' FROM pg_catalog.pg_replication_origin
 UNION ALL SELECT 'prepared transaction', gid, database::text, ''
   FROM pg_catalog.pg_prepared_xacts

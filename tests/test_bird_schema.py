@@ -4,8 +4,8 @@ import json
 
 import psycopg
 import pytest
-from conftest import SHARED
 
+from conftest import SHARED
 from siselect.catalog import load_catalog
 from siselect.client.bird_schema import create_empty, tables_of
 from siselect.client.pgexec import PsycopgExecutor, connect
@@ -35,12 +35,15 @@ def test_create_is_exact_keyed_and_idempotent(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert create_empty(conn, TABLES_JSON, "california_schools", "bird_cs") == "created"
         assert create_empty(conn, TABLES_JSON, "california_schools", "bird_cs") == "unchanged"
-        mark = json.loads(conn.execute(
-            "SELECT obj_description('bird_cs'::regnamespace, 'pg_namespace')").fetchone()[0])
+        row = conn.execute(
+            "SELECT obj_description('bird_cs'::regnamespace, 'pg_namespace')").fetchone()
+        assert row is not None
+        mark = json.loads(row[0])
         assert mark["mark"] == "siselect-load" and mark["empty"] is True
     with connect(dsn, "bird_cs") as conn:
         catalog = load_catalog(PsycopgExecutor(conn))
-        assert catalog.tables["frpm"].column("CDSCode").name == "CDSCode"
+        assert catalog.tables["frpm"].column("cdscode") == catalog.tables["frpm"].columns[0]
+        assert catalog.tables["frpm"].columns[0].name == "CDSCode"
         assert catalog.tables["schools"].primary_key == ["CDSCode"]
         assert any(fk.ref_table == "schools" for fk in catalog.tables["frpm"].foreign_keys)
         # Candidates written for the real database run on the empty one.

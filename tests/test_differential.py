@@ -6,8 +6,8 @@ nondeterministic.
 """
 
 import pytest
-from conftest import SUPERHERO
 
+from conftest import SUPERHERO
 from siselect.catalog import load_catalog
 from siselect.differential import AGREE, DISAGREE, ERROR, FLAGGED, compare, differential
 from siselect.querygen import QueryGenerator, sample_values

@@ -51,12 +51,13 @@ def runner(executor):
     ("SELECT COUNT(*) FROM (SELECT id FROM superhero ORDER BY height_cm DESC LIMIT 1) AS s "
      "WHERE id > (SELECT MIN(id) FROM superhero WHERE height_cm = 30480)", "LIMIT cut"),
     ("SELECT superhero_name, MIN(weight_kg) FROM superhero", "bare column"),
-    ("SELECT DISTINCT publisher_id FROM superhero ORDER BY height_cm LIMIT 2", "bare column"),
+    # Which height stands for a publisher, and ties among those heights: both show.
+    ("SELECT DISTINCT publisher_id FROM superhero ORDER BY height_cm LIMIT 2", "LIMIT cut|bare"),
 ])
 def test_ties_are_found(runner, sql: str, words: str) -> None:
     tree, run = runner(sql)
     reason = check(run, tree)
-    assert reason is not None and words in reason
+    assert reason is not None and any(w in reason for w in words.split("|"))
 
 
 @pytest.mark.parametrize("sql", [

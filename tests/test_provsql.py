@@ -22,11 +22,12 @@ from siselect.client.embedded import Cluster, pg_bindir
 from siselect.client.loader import load
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.client.provsql_cmd import enable
-from siselect.errors import InvalidInput
+from siselect.errors import InvalidInput, QueryFailed
 from siselect.lineage import witness_query as lineage_witnesses
 from siselect.pair import Pair
 from siselect.provsql_backend import available, witness_query
 from siselect.provsql_backend.shapes import is_grouped, may_be_zero, unsupported
+from siselect.provsql_backend.witness import MAX_ROWS
 from siselect.separation import Options, separate, separate_pair
 from siselect.shadow import tid_array
 from siselect.tournament import group, prepare
@@ -298,6 +299,16 @@ def test_shapes_provsql_refuses_at_run_time_fall_back_with_its_error(pexec):
     assert result["status"] == "separated"
     assert result["backend"] == "lineage"
     assert result["backend_reason"].startswith("ProvSQL failed: ")
+
+
+def test_tracing_more_rows_than_the_cap_is_an_error_not_minutes_of_work(pexec):
+    catalog = load_catalog(pexec)
+    sql = witness_query(tree("SELECT id FROM superhero", catalog), catalog).sql
+    capped = sql.replace(f", {MAX_ROWS})", ", 10)")
+    assert capped != sql
+    with pytest.raises(QueryFailed, match="more than 10 rows to trace") as caught:
+        pexec.run(capped)
+    assert caught.value.sqlstate == "54000"
 
 
 def superhero_pairs(executor, catalog, tasks: int):

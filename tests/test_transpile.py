@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SUPERHERO
 
+from conftest import FIXTURES, SUPERHERO
 from siselect.catalog import Catalog, Column, Table
 from siselect.errors import NotASelect
 from siselect.sqlite_compare import open_readonly, same_rows, sqlite_rows

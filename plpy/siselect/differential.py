@@ -4,7 +4,7 @@ A query's verdict is ``agree`` (same multiset of rows), ``agree as text`` (equal
 text reading as a number is taken as that number: a column that mixes numbers and text
 in SQLite is text in PostgreSQL), ``nondeterministic`` (flagged: clock, random(), ties at
 a LIMIT cut, bare-column picks), ``disagree`` or ``postgres error``; a query SQLite itself
-rejects or cannot finish in time is ``skipped``.
+rejects, or that either engine cannot finish in time, is ``skipped``.
 """
 
 import sqlite3
@@ -58,6 +58,8 @@ def compare(db: sqlite3.Connection, executor: Executor, catalog: Catalog, sql: s
         reason = static_reason(tree) or check(
             lambda variant: executor.run(variant.sql(dialect="postgres")), tree)
     except SiselectError as exc:
+        if exc.sqlstate == "57014":  # statement timeout: too slow to tell, like SQLite's
+            return Verdict(SKIPPED, f"postgres: {exc.message}")
         return Verdict(ERROR, exc.message)
     if reason is not None:
         return Verdict(FLAGGED, reason)

@@ -39,27 +39,45 @@ def static_reason(tree: exp.Expr) -> str | None:
     return None
 
 
+# Tie-breaking orders of the probes: ascending, descending, and two scrambled orders
+# (salted hashes of the output) that catch windows in the middle of a tie group, where
+# ascending and descending can select the same multiset by symmetry.
+ASC, DESC = "asc", "desc"
+SCRAMBLED = ("scrambled-1", "scrambled-2")
+_CUT_PICK_COMBINATIONS = [(ASC, ASC), (DESC, DESC), *((s, s) for s in SCRAMBLED),
+                          (ASC, DESC), (DESC, ASC)]
+
+
 def check(run: Run, tree: exp.Query) -> str | None:
     """Why the result of ``tree`` (PostgreSQL) on the data ``run`` reads depends on ties.
 
     Runs the query with every ORDER BY ... LIMIT (and every bare-column pick of the
-    SQLite rewrite) broken once in ascending and once in descending order of the output;
+    SQLite rewrite) broken in ascending, descending and scrambled order of the output;
     different results mean the engine's choice among tied rows shows. None otherwise.
     """
-    checks = [
-        (_tie_break_cuts, "rows tie on the ORDER BY keys at the LIMIT cut"),
-        (_tie_break_picks, "a bare column takes its value from one of several rows of a group"),
-    ]
-    for variant, reason in checks:
-        low, high = variant(tree, False), variant(tree, True)
-        if low is None or high is None:
-            continue
+    has_cuts = _tie_break_cuts(tree, ASC) is not None
+    has_picks = _tie_break_picks(tree, ASC) is not None
+    if not has_cuts and not has_picks:
+        return None
+    combinations = [(c if has_cuts else None, p if has_picks else None)
+                    for c, p in _CUT_PICK_COMBINATIONS]
+    results: dict[tuple[str | None, str | None], Counter] = {}
+    for cut, pick in dict.fromkeys(combinations):
+        variant = tree
+        if cut is not None:
+            variant = _tie_break_cuts(variant, cut) or variant
+        if pick is not None:
+            variant = _tie_break_picks(variant, pick) or variant
         try:
-            if not same_multiset(run(low), run(high)):
-                return reason
+            results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
         except QueryFailed:
-            continue  # an output PostgreSQL cannot sort by: no verdict from this probe
-    return None
+            return None  # an output PostgreSQL cannot sort by: no verdict
+    if len({frozenset(c.items()) for c in results.values()}) == 1:
+        return None
+    if has_cuts and any(results[(a, p)] != results[(b, p)]
+                        for (a, p) in results for (b, q) in results if p == q and a != b):
+        return "rows tie on the ORDER BY keys at the LIMIT cut"
+    return "a bare column takes its value from one of several rows of a group"
 
 
 def same_multiset(a: Rows, b: Rows) -> bool:
@@ -103,7 +121,12 @@ def _width(query: exp.Expr) -> int | None:
     return len(query.expressions)
 
 
-def _tie_break_cuts(tree: exp.Query, descending: bool) -> exp.Query | None:
+def _reversible(key: exp.Expr, descending: bool) -> exp.Ordered:
+    """A sort key whose two directions are exact reverses, NULLs included."""
+    return exp.Ordered(this=key, desc=descending, nulls_first=not descending)
+
+
+def _tie_break_cuts(tree: exp.Query, order: str) -> exp.Query | None:
     """A copy whose every LIMIT/OFFSET sorts ties by all output columns, or None if none cut."""
     copy = tree.copy()
     found = False
@@ -113,15 +136,30 @@ def _tie_break_cuts(tree: exp.Query, descending: bool) -> exp.Query | None:
         width = _width(query)
         if width is None:
             continue
-        order = query.args.get("order") or exp.Order(expressions=[])
-        keys = [exp.Ordered(this=exp.Literal.number(i + 1), desc=descending)
-                for i in range(width)]
-        query.set("order", exp.Order(expressions=[*order.expressions, *keys]))
+        keys = [_reversible(exp.Literal.number(i + 1), order == DESC) for i in range(width)]
+        if order in SCRAMBLED:
+            keys = _scrambled(query, order) or keys
+        current = query.args.get("order") or exp.Order(expressions=[])
+        query.set("order", exp.Order(expressions=[*current.expressions, *keys]))
         found = True
     return copy if found else None
 
 
-def _tie_break_picks(tree: exp.Query, descending: bool) -> exp.Query | None:
+def _scrambled(query: exp.Expr, salt: str) -> list[exp.Ordered] | None:
+    """A sort key that orders rows by a hash of their output (None where SQL forbids it)."""
+    if not isinstance(query, exp.Select) or query.args.get("distinct") is not None:
+        return None
+    values = [p.unalias().copy() for p in query.expressions]
+    return [_reversible(_hash(values, salt), False)]
+
+
+def _hash(values: list[exp.Expr], salt: str) -> exp.Expr:
+    """MD5 of the text of ROW(values) and a salt: a repeatable pseudo-random order."""
+    row = exp.cast(exp.Anonymous(this="ROW", expressions=values), "text")
+    return exp.func("MD5", exp.DPipe(this=row, expression=exp.Literal.string(salt)))
+
+
+def _tie_break_picks(tree: exp.Query, order: str) -> exp.Query | None:
     """A copy whose every ``(ARRAY_AGG(v ...))[1]`` pick breaks ties by ``v``, or None."""
     copy = tree.copy()
     found = False
@@ -132,7 +170,8 @@ def _tie_break_picks(tree: exp.Query, descending: bool) -> exp.Query | None:
         inner = agg.this
         value = inner.this if isinstance(inner, exp.Order) else inner
         keys = list(inner.expressions) if isinstance(inner, exp.Order) else []
-        keys.append(exp.Ordered(this=value.copy(), desc=descending))
+        key = _hash([value.copy()], order) if order in SCRAMBLED else value.copy()
+        keys.append(_reversible(key, order == DESC))
         agg.set("this", exp.Order(this=value.copy(), expressions=keys))
         found = True
     return copy if found else None

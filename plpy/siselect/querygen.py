@@ -270,7 +270,7 @@ class QueryGenerator:
         value = self.sample(scope, column)
         word = value if isinstance(value, str) and value else "a"
         head = word[:self.rng.randint(1, 2)]
-        return self.rng.choice([f"{head}*", f"*{word[-1:]}", f"[A-M]*", f"?{word[1:2]}*"])
+        return self.rng.choice([f"{head}*", f"*{word[-1:]}", "[A-M]*", f"?{word[1:2]}*"])
 
 
 def sample_values(db, catalog: Catalog, per_column: int = 12) -> dict[tuple[str, str], list]:

@@ -69,9 +69,16 @@ def tournament_entry(
 
 @register("tournament_report")
 def tournament_report_entry(plpy: Any, result: str) -> str:
+    from .errors import InvalidInput
     from .report import markdown_report
 
-    return markdown_report(json.loads(result))
+    # The argument is any jsonb a caller passes: a value of the wrong shape is their error.
+    try:
+        return markdown_report(json.loads(result))
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise InvalidInput(
+            f"not a result of siselect.tournament ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 @register("set_llm_config")

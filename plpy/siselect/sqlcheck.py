@@ -11,6 +11,10 @@ from sqlglot.errors import ParseError, TokenError
 from .errors import NotASelect
 
 MAX_SQL_CHARS = 200_000
+# Parts (syntax tree nodes) of one query. BIRD's largest query has about 500; some steps
+# (lineage, rewriting) cost more than linear time in this, and pure Python work inside the
+# server is not interrupted by statement_timeout or a cancel: the cap bounds that work.
+MAX_QUERY_NODES = 3_000
 
 # Nodes that write, lock or leave the SELECT world anywhere in the tree.
 _FORBIDDEN = (
@@ -88,6 +92,11 @@ def parse_select(sql: str, dialect: str = "postgres") -> exp.Query:
     if len(statements) != 1:
         raise NotASelect(f"expected one statement, got {len(statements)}", "42601")
     tree = statements[0]
+    if any(i >= MAX_QUERY_NODES for i, _ in enumerate(tree.walk())):
+        raise NotASelect(
+            f"the query has more than {MAX_QUERY_NODES} parts, more than siselect handles",
+            "54001",
+        )
     if not isinstance(tree, exp.Query):
         raise NotASelect(f"only SELECT queries are accepted, not {tree.key.upper()}", "25006")
     bad = next(tree.find_all(*_FORBIDDEN), None)

@@ -87,9 +87,8 @@ def _sql(sub) -> None:
 @command("sql")
 def sql_cmd(args: argparse.Namespace) -> int:
     from ..catalog import load_catalog
-    from .pgexec import PsycopgExecutor
-
     from ..nondeterminism import check, static_reason
+    from .pgexec import PsycopgExecutor
 
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)

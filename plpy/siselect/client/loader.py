@@ -252,9 +252,16 @@ def _create_and_copy(conn, db, schema: str, table: SqliteTable, say: Say) -> Non
     conn.execute(f"CREATE TABLE {qualified} ({cols})")
     names = ", ".join(quote_ident(c.name) for c in table.columns)
     types = [c.pg_type for c in table.columns]
-    with conn.cursor().copy(f"COPY {qualified} ({names}) FROM STDIN") as copy:
-        for row in sqlite_rows(db, table):
-            copy.write_row([_coerce(v, t) for v, t in zip(row, types, strict=True)])
+    try:
+        with conn.cursor().copy(f"COPY {qualified} ({names}) FROM STDIN") as copy:
+            for row in sqlite_rows(db, table):
+                copy.write_row([_coerce(v, t) for v, t in zip(row, types, strict=True)])
+    except psycopg.DataError as exc:
+        if exc.sqlstate:
+            raise
+        # The driver refused a value before sending it (a NUL in a text, which SQLite
+        # allows and PostgreSQL cannot store): say where.
+        raise InvalidInput(f"table {table.name!r}: {exc}", "22021") from None
 
 
 def _add_primary_key(conn, schema: str, table: SqliteTable, report: LoadReport) -> None:

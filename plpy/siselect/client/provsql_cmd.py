@@ -16,11 +16,7 @@ import psycopg.errors
 from ..errors import ConfigError, InvalidInput
 from ..executor import quote_ident
 from ..provsql_backend import SCHEMA, install_sql, track_sql, untrack_sql
-
-_PRELOADED = (
-    "SELECT 'provsql' = ANY (string_to_array(replace(current_setting("
-    "'shared_preload_libraries'), ' ', ''), ','))"
-)
+from ..provsql_backend.status import LOADED
 
 
 def _one(conn: psycopg.Connection, sql: str, params: tuple = ()):
@@ -31,7 +27,7 @@ def _one(conn: psycopg.Connection, sql: str, params: tuple = ()):
 def _check_ready(conn: psycopg.Connection, schema: str) -> None:
     if not _one(conn, "SELECT count(*) FROM pg_available_extensions WHERE name = 'provsql'"):
         raise ConfigError("the ProvSQL extension is not installed on this server")
-    if not _one(conn, _PRELOADED):
+    if _one(conn, LOADED) is None:
         raise ConfigError(
             "ProvSQL must be preloaded: add shared_preload_libraries = 'provsql' to the "
             "server's configuration and restart it"

@@ -89,8 +89,10 @@ $fn$;
 -- kept_keys: NULL, or SQL returning the keys of the groups that are answers, run plain.
 -- filter_zero: whether rows may carry zero provenance (then only present() rows count).
 -- numbering: the tables, in the order of siselect's table numbers (rowids.encode).
+-- max_rows: more tracked rows than this is an error (54000) rather than minutes of work
+-- that ProvSQL's evaluation, deaf to statement_timeout, would not let anyone cancel.
 CREATE OR REPLACE FUNCTION {SCHEMA}.witnesses(
-    tracked text, kept_keys text, filter_zero boolean, numbering regclass[])
+    tracked text, kept_keys text, filter_zero boolean, numbering regclass[], max_rows integer)
 RETURNS TABLE (w bigint[])
 LANGUAGE plpgsql SET provsql.active = on AS $fn$
 DECLARE
@@ -98,6 +100,7 @@ DECLARE
   key text;
   kept jsonb;
   roots uuid[] := '{{}}';
+  seen integer := 0;
 BEGIN
   IF kept_keys IS NOT NULL THEN
     PERFORM pg_catalog.set_config('provsql.active', 'off', true);
@@ -109,6 +112,11 @@ BEGIN
     END IF;
   END IF;
   FOR token, key IN EXECUTE tracked LOOP
+    seen := seen + 1;
+    IF seen > max_rows THEN
+      RAISE EXCEPTION 'more than % rows to trace with ProvSQL', max_rows
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     CONTINUE WHEN token IS NULL;
     CONTINUE WHEN kept IS NOT NULL AND NOT coalesce(kept ? key, false);
     CONTINUE WHEN filter_zero AND NOT provsql.present(token);

@@ -3,16 +3,19 @@
 from ..executor import Executor
 from . import helpers
 
+# ProvSQL's settings exist only where its library is loaded (a mere placeholder, say from
+# ALTER DATABASE ... SET provsql.active, is not in pg_settings); unlike
+# shared_preload_libraries, pg_settings is readable by every role.
+LOADED = "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'provsql.active'"
+
 # One round trip: each column is a fact available() turns into a reason.
 _PROBE = f"""
 SELECT
   EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'provsql'),
   EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'),
-  'provsql' = ANY (pg_catalog.string_to_array(
-      pg_catalog.replace(pg_catalog.current_setting('shared_preload_libraries'), ' ', ''), ',')),
-  pg_catalog.to_regprocedure('{helpers.SCHEMA}.witnesses(text,text,boolean,regclass[])')
+  pg_catalog.to_regprocedure('{helpers.SCHEMA}.witnesses(text,text,boolean,regclass[],integer)')
       IS NOT NULL,
-  pg_catalog.current_setting('provsql.active', true),
+  ({LOADED}),
   ARRAY(
     SELECT c.relname::text FROM pg_catalog.pg_class c
     JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
@@ -25,10 +28,10 @@ SELECT
 
 def available(executor: Executor) -> str | None:
     """None when the ProvSQL backend can serve queries on the current schema, else why not."""
-    (installed, created, preloaded, helpers_in, active, untracked) = executor.run(_PROBE).rows[0]
+    (installed, created, helpers_in, active, untracked) = executor.run(_PROBE).rows[0]
     if not installed:
         return "the ProvSQL extension is not installed on this server"
-    if not preloaded:
+    if active is None:
         return "ProvSQL is not loaded (shared_preload_libraries must include 'provsql')"
     if not created or not helpers_in:
         return "ProvSQL is not enabled for this database: run `siselect provsql enable --db NAME`"
@@ -37,7 +40,7 @@ def available(executor: Executor) -> str | None:
             f"tables without provenance: {', '.join(untracked)}; "
             "run `siselect provsql enable --db NAME`"
         )
-    if active not in ("off", None):
+    if active != "off":
         return (
             "provenance tracking is on in this session (provsql.active): ordinary answers "
             "would include ProvSQL's zero-provenance rows; set provsql.active = off"

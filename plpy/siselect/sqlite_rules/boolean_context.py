@@ -29,9 +29,7 @@ def is_condition_slot(node: exp.Expr) -> bool:
         return parent.this is node and not simple_case
     if isinstance(parent, exp.Join):
         return parent.args.get("on") is node
-    if isinstance(parent, exp.Filter):
-        return True
-    return False
+    return isinstance(parent, exp.Filter)
 
 
 def boolean_context(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:

@@ -97,8 +97,9 @@ def timestamp(value: exp.Expr, modifiers: list[exp.Expr], typer: Typer) -> exp.E
     elif isinstance(value, exp.Literal) and value.is_string:
         ts = _literal_timestamp(value.this)
     elif kind in (INTEGER, REAL, NUMBER):
-        ts = template("CAST(TO_TIMESTAMP((_x - 2440587.5) * 86400) AT TIME ZONE 'UTC' "
-                      "AS TIMESTAMP)", _x=value)
+        # A Julian day number; SQLite knows days 0 to 9999-12-31 and gives NULL beyond.
+        ts = template("CASE WHEN _x >= 0 AND _x < 5373484.5 THEN CAST(TO_TIMESTAMP("
+                      "(_x - 2440587.5) * 86400) AT TIME ZONE 'UTC' AS TIMESTAMP) END", _x=value)
     else:
         text = value if kind == TEXT else exp.cast(value, "text")
         ts = template(f"CASE WHEN _x ~ '{TIME_VALUE}' THEN CAST(_x AS TIMESTAMP) END", _x=text)

@@ -12,7 +12,8 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from ..catalog import Catalog
+from ..catalog import Catalog, Table
+from ..errors import SiselectError
 from .sqlite_type import _cte, _sources
 
 
@@ -204,9 +205,13 @@ def _spelling_in(source: exp.Expr, name: str, catalog: Catalog) -> str | None:
     return _rowid_alias(table, name)
 
 
-def _rowid_alias(table, name: str) -> str | None:
+def _rowid_alias(table: Table, name: str) -> str | None:
     """SQLite's rowid is the INTEGER PRIMARY KEY column when the table has one."""
-    if name.lower() not in ("rowid", "oid", "_rowid_") or len(table.primary_key) != 1:
+    if name.lower() not in ("rowid", "oid", "_rowid_"):
         return None
-    key = table.column(table.primary_key[0])
-    return key.name if key is not None and key.type == "bigint" else None
+    key = table.column(table.primary_key[0]) if len(table.primary_key) == 1 else None
+    if key is None or key.type != "bigint":
+        # Otherwise it numbers the rows in storage order: nothing in the loaded table holds it.
+        raise SiselectError(f"{name} of table {table.name!r} (which has no INTEGER PRIMARY KEY) "
+                            "has no PostgreSQL counterpart", "0A000")
+    return key.name

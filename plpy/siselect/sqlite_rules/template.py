@@ -6,13 +6,12 @@ from sqlglot import exp
 
 from .walk import parenthesized
 
-
 GENERATED = "siselect_generated"
 
 
 @lru_cache(maxsize=256)
 def _parsed(sql: str) -> exp.Expr:
-    tree = exp.maybe_parse(sql, dialect="postgres")
+    tree: exp.Expr = exp.maybe_parse(sql, dialect="postgres")
     for node in tree.walk():
         # Already PostgreSQL with SQLite's meaning: later rules must not rewrite it again
         # (the operands put into its holes are the query's own and stay visible to them).
