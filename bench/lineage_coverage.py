@@ -75,7 +75,7 @@ def sound(executor: Executor, catalog: Catalog, tree, lineage_sql: str) -> bool 
     if found.truncated:
         return None
     rows: dict[str, list[str]] = defaultdict(list)
-    for (witness,) in found.rows:
+    for witness, *_ in found.rows:
         for rowid in witness:
             table_no, ctid = rowids.decode(rowid)
             rows[catalog.by_number(table_no).name].append(ctid)

@@ -95,7 +95,8 @@ def _run_jobs(conn: psycopg.Connection, jobs: list[Job], session: Session) -> No
     started = time.perf_counter()
     for job in jobs:
         try:
-            session.results[job.name] = conn.execute(job.sql, job.params).fetchone()[0]
+            row = conn.execute(job.sql, job.params).fetchone()
+            session.results[job.name] = row[0] if row else None
         except psycopg.Error as exc:
             session.errors[job.name] = f"{exc.sqlstate}: {exc.diag.message_primary}"
     session.seconds = time.perf_counter() - started

@@ -10,9 +10,9 @@ unset SISELECT_DSN
 "$python" -m ruff check plpy tests bench
 "$python" -m mypy --no-error-summary
 
-dsn="$("$python" -m siselect.client.cli server start | tail -n 1)"
+dsn="$("$python" -m siselect server start | tail -n 1)"
 export SISELECT_TEST_DSN="$dsn"
-trap '"$python" -m siselect.client.cli server stop >/dev/null' EXIT
+trap '"$python" -m siselect server stop >/dev/null' EXIT
 
 status=0
 "$python" -m pytest "$@" || status=$?

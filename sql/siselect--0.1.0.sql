@@ -71,6 +71,8 @@ CREATE FUNCTION siselect.tournament(
     strategy text DEFAULT 'minimal',
     max_rows integer DEFAULT 30,
     seed bigint DEFAULT 0,
+    backend text DEFAULT 'auto',
+    with_references boolean DEFAULT false,
     search_path text DEFAULT pg_catalog.current_setting('search_path'))
 RETURNS jsonb
 LANGUAGE plpython3u VOLATILE
@@ -79,9 +81,10 @@ AS $$
 @BOOT@
 return call(plpy, "0.1.0", "tournament", candidates=candidates, question=question,
             evidence=evidence, judge=judge, reference=reference, dialect=dialect,
-            strategy=strategy, max_rows=max_rows, seed=seed, search_path=search_path)
+            strategy=strategy, max_rows=max_rows, seed=seed, backend=backend,
+            with_references=with_references, search_path=search_path)
 $$;
-COMMENT ON FUNCTION siselect.tournament(text[], text, text, text, text, text, text, integer, bigint, text) IS
+COMMENT ON FUNCTION siselect.tournament(text[], text, text, text, text, text, text, integer, bigint, text, boolean, text) IS
   'Selects one candidate by a round-robin tournament of separating-instance duels; jsonb with winner, groups, scores and every duel';
 
 CREATE FUNCTION siselect.tournament_report(result jsonb) RETURNS text

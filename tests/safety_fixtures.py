@@ -7,6 +7,7 @@ idempotently, so a fixture imported into several modules does no harm.
 """
 
 import contextlib
+import importlib.util
 import json
 import os
 import pwd
@@ -21,16 +22,16 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import psycopg
 import pytest
 
 from chat_server import ChatServer
-from siselect.executor import quote_ident, quote_literal
+from siselect.executor import quote_ident
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "fixtures" / "hostile"
 ENTRY_SEPARATOR = "-- %%"
-BENIGN_SCHEMAS = ("superhero",)
 
 # ---- the hostile corpus -------------------------------------------------------------------
 
@@ -100,13 +101,12 @@ def table_checksum(
 ) -> tuple[int, str]:
     name = f"{quote_ident(schema)}.{quote_ident(table)}"
     if sequence:
-        row = conn.execute(f"SELECT 1, last_value::text || ' ' || is_called::text FROM {name}")
-        return tuple(row.fetchone())  # type: ignore[return-value]
-    row = conn.execute(
-        "SELECT count(*), md5(coalesce(string_agg("
-        "t.ctid::text || ' ' || t.xmin::text || ' ' || t::text, E'\\n' ORDER BY t.ctid), ''))"
-        f" FROM {name} AS t"
-    ).fetchone()
+        query = f"SELECT 1, last_value::text || ' ' || is_called::text FROM {name}"
+    else:
+        query = ("SELECT count(*), md5(coalesce(string_agg(t.ctid::text || ' ' || "
+                 "t.xmin::text || ' ' || t::text, E'\\n' ORDER BY t.ctid), ''))"
+                 f" FROM {name} AS t")
+    row = conn.execute(query).fetchone()
     assert row is not None
     return int(row[0]), str(row[1])
 
@@ -256,21 +256,16 @@ def _hostile_sqlite(path: Path) -> None:
         db.execute(f"INSERT INTO {owners} VALUES (99, NULL, NULL, NULL)")
 
 
-_made: set[str] = set()
-
-
 @pytest.fixture(scope="session")
 def hostile(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     """Schema ``hostile``: two small tables, loaded from SQLite, whose table and column
     names and values are hostile (see :data:`HOSTILE_VALUES`); returns the schema name."""
-    if "hostile" not in _made:
-        from siselect.client.loader import load
+    from siselect.client.loader import load
 
-        path = tmp_path_factory.mktemp("hostile") / "hostile.sqlite"
-        _hostile_sqlite(path)
-        with psycopg.connect(dsn, autocommit=True) as connection:
-            load(connection, path, "hostile")
-        _made.add("hostile")
+    path = tmp_path_factory.mktemp("hostile") / "hostile.sqlite"
+    _hostile_sqlite(path)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        load(connection, path, "hostile")
     return "hostile"
 
 
@@ -306,51 +301,48 @@ def _boot_line(conn: psycopg.Connection) -> str:
     return next(line for line in row[0].splitlines() if "sys.path" in line)
 
 
-_probe: list[Probe] = []
-
-
 @pytest.fixture(scope="session")
-def probe(dsn: str) -> Probe:
-    """Schema ``safety_probe`` with :class:`Probe`'s two functions."""
-    if not _probe:
-        folder = Path(tempfile.mkdtemp(prefix="siselect-tripwire-"))
-        folder.chmod(0o777)  # the server's OS user writes here
-        fired = folder / "fired"
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            boot = _boot_line(conn)
-            conn.execute("CREATE SCHEMA IF NOT EXISTS safety_probe")
-            conn.execute(
-                "CREATE OR REPLACE FUNCTION safety_probe.raw_run(query text, path text) "
-                "RETURNS jsonb LANGUAGE plpython3u AS $body$\n"
-                f"{boot}\n"
-                "import json\n"
-                "from siselect.errors import SiselectError\n"
-                "from siselect.server import PlpyExecutor\n"
-                "try:\n"
-                "    rows = PlpyExecutor(plpy, path).run(query)\n"
-                "except SiselectError as exc:\n"
-                "    plpy.error(exc.message, sqlstate=exc.sqlstate)\n"
-                "return json.dumps({'columns': rows.columns, 'rows': rows.rows})\n"
-                "$body$"
-            )
-            conn.execute(
-                "CREATE OR REPLACE FUNCTION safety_probe.tripwire(tag text) RETURNS boolean "
-                "LANGUAGE plpython3u AS $body$\n"
-                f"with open({str(fired)!r}, 'a') as f:\n"
-                "    f.write((tag or 'null') + '\\n')\n"
-                "return True\n"
-                "$body$"
-            )
-            conn.execute("CREATE TABLE IF NOT EXISTS safety_probe.sink (note text)")
-            conn.execute("CREATE SEQUENCE IF NOT EXISTS safety_probe.counter")
-            conn.execute(
-                "CREATE OR REPLACE FUNCTION safety_probe.write_probe() RETURNS integer "
-                "LANGUAGE sql VOLATILE AS "
-                "'INSERT INTO safety_probe.sink VALUES (''written'') RETURNING 1'"
-            )
-            conn.execute("GRANT USAGE ON SCHEMA safety_probe TO PUBLIC")
-        _probe.append(Probe(fired))
-    return _probe[0]
+def probe(dsn: str) -> Iterator[Probe]:
+    """Schema ``safety_probe`` with :class:`Probe`'s functions (in the session's database,
+    which goes with it); the tripwire's folder is removed at the end."""
+    folder = Path(tempfile.mkdtemp(prefix="siselect-tripwire-"))
+    folder.chmod(0o777)  # the server's OS user writes here
+    fired = folder / "fired"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        boot = _boot_line(conn)
+        conn.execute("CREATE SCHEMA IF NOT EXISTS safety_probe")
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION safety_probe.raw_run(query text, path text) "
+            "RETURNS jsonb LANGUAGE plpython3u AS $body$\n"
+            f"{boot}\n"
+            "import json\n"
+            "from siselect.errors import SiselectError\n"
+            "from siselect.server import PlpyExecutor\n"
+            "try:\n"
+            "    rows = PlpyExecutor(plpy, path).run(query)\n"
+            "except SiselectError as exc:\n"
+            "    plpy.error(exc.message, sqlstate=exc.sqlstate)\n"
+            "return json.dumps({'columns': rows.columns, 'rows': rows.rows})\n"
+            "$body$"
+        )
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION safety_probe.tripwire(tag text) RETURNS boolean "
+            "LANGUAGE plpython3u AS $body$\n"
+            f"with open({str(fired)!r}, 'a') as f:\n"
+            "    f.write((tag or 'null') + '\\n')\n"
+            "return True\n"
+            "$body$"
+        )
+        conn.execute("CREATE TABLE IF NOT EXISTS safety_probe.sink (note text)")
+        conn.execute("CREATE SEQUENCE IF NOT EXISTS safety_probe.counter")
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION safety_probe.write_probe() RETURNS integer "
+            "LANGUAGE sql VOLATILE AS "
+            "'INSERT INTO safety_probe.sink VALUES (''written'') RETURNING 1'"
+        )
+        conn.execute("GRANT USAGE ON SCHEMA safety_probe TO PUBLIC")
+    yield Probe(fired)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---- the LLM endpoint -----------------------------------------------------------------------
@@ -399,16 +391,20 @@ def refused_url() -> str:
 
 # ---- results ------------------------------------------------------------------------------
 
-VOLATILE_KEYS = frozenset({"timings", "seconds", "attempts"})
+BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-def stable(value: object) -> object:
-    """A result without its timings, for comparing runs."""
-    if isinstance(value, dict):
-        return {k: stable(v) for k, v in value.items() if k not in VOLATILE_KEYS}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
+def bench_module(name: str) -> ModuleType:
+    """A script of bench/ as a module: the load harness is shared with the benchmark."""
+    spec = importlib.util.spec_from_file_location(f"siselect_bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# A result without its timings, for comparing runs.
+stable = bench_module("load").without_timings
 
 
 def is_clear_error(exc: psycopg.Error) -> bool:
@@ -466,7 +462,7 @@ def replica_unavailable(primary: psycopg.Connection) -> str | None:
         return f"no PostgreSQL server binaries: {exc}"
     if not (bindir / "pg_basebackup").exists():
         return f"no pg_basebackup in {bindir}"
-    settings = dict(primary.execute(
+    settings: dict[str, str] = dict(primary.execute(
         "SELECT name, setting FROM pg_catalog.pg_settings "
         "WHERE name IN ('wal_level', 'max_wal_senders', 'server_version_num')"
     ).fetchall())
@@ -530,9 +526,9 @@ def wait_replayed(replica: Replica, primary_dsn: str, primary: psycopg.Connectio
 
 
 __all__ = [
-    "DbState", "Probe", "Replica", "admin", "assert_clean", "assert_same_state", "chat",
-    "corpus", "db_state", "dsn_as", "fast_llm", "hostile", "is_clear_error", "leftovers",
-    "llm_settings", "owners_sql", "probe", "quote_literal", "refused_url",
+    "DbState", "Probe", "Replica", "admin", "assert_clean", "assert_same_state",
+    "bench_module", "chat", "corpus", "db_state", "dsn_as", "fast_llm", "hostile",
+    "is_clear_error", "leftovers", "llm_settings", "owners_sql", "probe", "refused_url",
     "replica_unavailable", "stable", "start_replica", "wait_for", "wait_replayed",
     "with_dbname",
 ]

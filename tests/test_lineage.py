@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 from sqlglot import exp
 
-from siselect import rowids, shadow
+from siselect import rowids, search, shadow
 from siselect.catalog import load_catalog
 from siselect.lineage import UnsupportedLineage, witness_query
 from siselect.transpile import to_tree
@@ -57,8 +57,16 @@ def catalog(executor):
 
 def witnesses(executor, sql: str) -> list[list[int]]:
     result = executor.run(sql)
-    assert result.columns == ["w"]
+    assert result.columns == ["w", "k"]
     return [list(row[0]) for row in result.rows]
+
+
+# The key a witness should have, from its row ids: XOR of a hash of each row's ctid, seeded
+# with its table number (the lineage computes it from the ctids, before any row id exists).
+KEY_FROM_ROW_IDS = (
+    "SELECT k, (SELECT COALESCE(bit_xor(hashtidextended(format('(%s,%s)', (x >> 16) & 4294967295, "
+    "x & 65535)::tid, x >> 48)), 0) FROM unnest(w) AS x) AS expected FROM ({}) AS l"
+)
 
 
 def answer(executor, tree) -> set[tuple]:
@@ -90,8 +98,10 @@ def test_witnesses(entry, executor, catalog):
     assert len({tuple(w) for w in found}) == len(found), "one row per witness"
     ids = {r for w in found for r in w}
     kinds = executor.run(
-        "SELECT pg_typeof(w)::text FROM (" + lineage.sql + ") AS l LIMIT 1").rows
-    assert kinds == [("bigint[]",)]
+        "SELECT pg_typeof(w)::text, pg_typeof(k)::text FROM (" + lineage.sql + ") AS l LIMIT 1").rows
+    assert kinds == [("bigint[]", "bigint")]
+    keys = executor.run(KEY_FROM_ROW_IDS.format(lineage.sql)).rows
+    assert all(k == expected for k, expected in keys)
     if entry.directives.get("sound") != "no":
         assert answer(executor, restricted(catalog, tree, found)) == answer(executor, tree)
     if "count" in entry.directives:
@@ -149,3 +159,54 @@ def test_recursive_cte_is_refused(catalog):
 def test_query_without_tables_has_the_empty_witness(executor, catalog):
     lineage = witness_query(to_tree("SELECT 1 + 1", "postgres", catalog), catalog)
     assert witnesses(executor, lineage.sql) == [[]]
+
+
+# Pairs on hero_power (5,825 rows) whose witness classes W1-W2, W2-W1, W1∩W2 are large
+# enough for the sampled steps of fetch_pool to find whole pools in some, and not others.
+POOL_PAIRS = [
+    ("SELECT hero_id FROM hero_power WHERE power_id < 60",
+     "SELECT hero_id FROM hero_power WHERE power_id BETWEEN 20 AND 100"),
+    ("SELECT power_id, COUNT(*) FROM hero_power WHERE power_id < 60 GROUP BY power_id",
+     "SELECT power_id, COUNT(*) FROM hero_power WHERE power_id < 100 GROUP BY power_id"),
+    ("SELECT s.superhero_name FROM superhero s JOIN hero_power hp ON hp.hero_id = s.id "
+     "WHERE hp.power_id = 1",
+     "SELECT s.superhero_name FROM superhero s WHERE s.height_cm > 190"),
+]
+
+
+def expected_pool(executor, lineages: list[str], key: str, seed: int) -> dict:
+    """Each class's first witnesses by (order value, witness), and its size, from Python sets."""
+    order = {}
+    sets = []
+    for sql in lineages:
+        rows = executor.run(f"SELECT w, hashint8extended({key}, {seed}) FROM ({sql}) AS l").rows
+        order.update({tuple(w): o for w, o in rows})
+        sets.append({tuple(w) for w, _ in rows})
+    classes = {"only1": sets[0] - sets[1], "only2": sets[1] - sets[0], "both": sets[0] & sets[1]}
+    return {name: (sorted(members, key=lambda w: (order[w], w))[:search.POOL], len(members))
+            for name, members in classes.items()}
+
+
+@pytest.mark.parametrize("q1, q2", POOL_PAIRS)
+@pytest.mark.parametrize("keyed", [True, False])
+def test_pool_is_the_first_witnesses_of_each_class_whichever_steps(q1, q2, keyed, executor,
+                                                                     catalog):
+    lineages = [witness_query(to_tree(q, "postgres", catalog), catalog).sql for q in (q1, q2)]
+    expected = expected_pool(executor, lineages, "k" if keyed else "hash_array_extended(w, 0)", 5)
+    exact = search.fetch_pool(executor, *lineages, 5, keyed=keyed)
+    stepped = search.fetch_pool(executor, *lineages, 5, keyed=keyed, small=100, bits=2)
+    for pool in (exact, stepped):
+        for name, (first, size) in expected.items():
+            assert [tuple(w) for w in getattr(pool, name)] == first, name
+            if name not in pool.estimated:
+                assert pool.sizes[name] == size, name
+    assert not exact.estimated
+    assert stepped.estimated, "some class is large enough to come whole from the sample"
+
+
+def test_pool_order_follows_the_seed(executor, catalog):
+    lineages = [witness_query(to_tree(q, "postgres", catalog), catalog).sql
+                for q in POOL_PAIRS[0]]
+    pools = [search.fetch_pool(executor, *lineages, seed, keyed=True) for seed in (1, 2)]
+    assert pools[0].only1 != pools[1].only1
+    assert sorted(pools[0].both) != sorted(pools[1].both)

@@ -89,3 +89,21 @@ def test_check_on_a_restricted_instance(runner, executor) -> None:
 
     assert check(on(ctids), tree) is not None
     assert check(on(ctids[:1]), tree) is None
+
+
+def test_sql_command_reports_nondeterminism(dsn: str, superhero: str, capsys) -> None:
+    import json
+
+    from siselect.client.cli import main
+
+    for sql, expected in [
+        ("SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1", True),
+        ("SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT 1", False),
+    ]:
+        assert main(["sql", "--dsn", dsn, "--db", superhero, "--dialect", "sqlite", "--json",
+                     sql]) == 0
+        result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert result["nondeterministic"] is expected
+    assert main(["sql", "--dsn", dsn, "--db", superhero, "--dialect", "sqlite",
+                 "SELECT superhero_name FROM superhero LIMIT 2"]) == 0
+    assert "note: nondeterministic: LIMIT without ORDER BY" in capsys.readouterr().out

@@ -71,6 +71,15 @@ class Script:
             return next(self._replies, '{"rows": []}')
 
 
+def test_the_tripwire_fires_when_run(admin, probe):
+    """The control: if anything ran the tripwire, the tests below would see it."""
+    admin.execute("SELECT safety_probe.tripwire('control')")
+    try:
+        assert probe.fired_tags() == ["control"]
+    finally:
+        probe.fired.unlink()
+
+
 def test_hostile_replies_run_nothing(admin, hostile, probe, chat):
     before = db_state(admin)
     pending = replies(str(probe.fired))
@@ -137,8 +146,9 @@ def test_instructions_in_rows_reach_the_judge_as_data(admin, hostile, probe, cha
     assert shown, "the instances hold hostile values"
     bodies = [r.body for r in chat.chat_requests()]
     for value in set(shown):
-        assert any(json.dumps(value)[1:-1] in m["content"]
-                   for b in bodies for m in b["messages"] if m["role"] == "user")
+        spelled = json.dumps(value, ensure_ascii=False)[1:-1]  # as D' is written in JSON
+        assert any(spelled in m["content"]
+                   for b in bodies for m in b["messages"] if m["role"] == "user"), spelled
         assert not any(value in m["content"] for b in bodies for m in b["messages"]
                        if m["role"] == "system")
     assert probe.fired_tags() == []

@@ -1,7 +1,21 @@
 """Proposing row sets that may separate two queries, from the witnesses of their answers.
 
-The witness sets W1, W2 are compared and sampled on the server (EXCEPT, then an order by
-a seeded hash), so only a small pool of witnesses per side travels to Python.
+The witness sets W1, W2 are compared and sampled on the server, so only a small pool of
+witnesses per class (W1-W2, W2-W1, W1∩W2) travels to Python: in each class, the witnesses
+first in a seeded pseudo-random order, the order of ``hashint8extended(k, seed)`` over their
+keys ``k`` (equal witnesses have equal keys; see :func:`siselect.lineage.rep.witness_key`).
+
+Comparing two sets of a million witnesses whole costs much more than computing them (the
+hash tables outgrow ``work_mem`` and spill), so large sets are compared in steps that give
+the same pool, computing each witness's key but building few witnesses:
+
+1. *exact*: both sets when each has at most ``SMALL`` witnesses, in one statement;
+2. *sample*: otherwise, the witnesses whose order value falls in the first ``1/2**SAMPLE_BITS``
+   of its range. Equal witnesses fall in it together, so each class's members in the sample
+   are known exactly, and they are that class's first ones in the order: a class with at
+   least ``POOL`` of them is complete;
+3. *completion*: the other classes, each by one anti- or semi-join on the keys, whose
+   result is small (those classes are).
 """
 
 import random
@@ -11,41 +25,130 @@ from dataclasses import dataclass, field
 
 from .executor import Executor
 
-POOL = 48  # witnesses fetched per side; tries draw from these
+POOL = 48  # witnesses fetched per class; tries draw from these
+SMALL = 20_000  # witnesses per side compared in one exact statement
+SAMPLE_BITS = 6  # larger sets: first the witnesses in 1/64 of the order range
+CLASSES = {1: "only1", 2: "only2", 3: "both"}  # bit 1: in W1, bit 2: in W2
 
 
 @dataclass
 class Pool:
-    """Samples of W1-W2 ("only1"), W2-W1 ("only2") and of W1∩W2 ("both"), with set sizes."""
+    """Samples of W1-W2 ("only1"), W2-W1 ("only2") and of W1∩W2 ("both"), with set sizes.
+
+    A size is exact unless its class is named in ``estimated`` (counted on a sample).
+    """
 
     only1: list[list[int]] = field(default_factory=list)
     only2: list[list[int]] = field(default_factory=list)
     both: list[list[int]] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
+    estimated: list[str] = field(default_factory=list)
 
 
-def pool_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL) -> str:
-    """One statement: both lineages, their differences, a seeded sample of each, the sizes."""
-    parts = []
-    for side, source in (("only1", "d12"), ("only2", "d21"), ("both", "common")):
-        # A seeded hash of the witness orders it at random, reproducibly, without text.
-        parts.append(
-            f"(SELECT '{side}' AS side, w, count(*) OVER () AS n FROM {source} "
-            f"ORDER BY hash_array_extended(w, {int(seed)}), w LIMIT {size})"
-        )
+def _keyed(lineage: str, keyed: bool) -> str:
+    """The witnesses with a key column ``k``: the lineage's own, or a hash of ``w``."""
+    if keyed:
+        return lineage
+    return f"SELECT w, hash_array_extended(w, 0) AS k FROM ({lineage}) AS __l"
+
+
+def _order(seed: int, column: str = "k") -> str:
+    return f"hashint8extended({column}, {int(seed)})"
+
+
+def _ranked(tagged: str, seed: int, size: int) -> str:
+    """The first ``size`` witnesses of each class among ``tagged`` rows (side, w, k), with
+    the number of witnesses of the class there."""
     return (
-        f"WITH w1 AS MATERIALIZED ({lineage1}), w2 AS MATERIALIZED ({lineage2}), "
-        "d12 AS (SELECT w FROM w1 EXCEPT SELECT w FROM w2), "
-        "d21 AS (SELECT w FROM w2 EXCEPT SELECT w FROM w1), "
-        "common AS (SELECT w FROM w1 INTERSECT SELECT w FROM w2) " + " UNION ALL ".join(parts)
+        "SELECT sides, w, n FROM (SELECT sides, w, "
+        "row_number() OVER (PARTITION BY sides ORDER BY o, w) AS r, "
+        "count(*) OVER (PARTITION BY sides) AS n FROM ("
+        f"SELECT bit_or(side) AS sides, w, {_order(seed)} AS o FROM ({tagged}) AS __s "
+        f"GROUP BY k, w) AS __g) AS __r WHERE r <= {size}"
     )
 
 
-def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int) -> Pool:
-    pool = Pool(sizes={"only1": 0, "only2": 0, "both": 0})
-    for side, w, n in executor.run(pool_sql(lineage1, lineage2, seed)).rows:
-        getattr(pool, side).append([int(x) for x in w])
-        pool.sizes[side] = int(n)
+def exact_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL,
+              limit: int = SMALL) -> str:
+    """Step 1: the pool of two keyed witness sets of at most ``limit`` witnesses each.
+
+    When a set has more, the statement stops reading it there and answers only one row,
+    of class 0, instead of the pool.
+    """
+    small = "(SELECT small FROM __n)"
+    tagged = (f"SELECT 1 AS side, w, k FROM __a WHERE {small} "
+              f"UNION ALL SELECT 2, w, k FROM __b WHERE {small}")
+    return (
+        f"WITH __a AS MATERIALIZED (SELECT w, k FROM ({lineage1}) AS __l LIMIT {limit + 1}), "
+        f"__b AS MATERIALIZED (SELECT w, k FROM ({lineage2}) AS __l LIMIT {limit + 1}), "
+        f"__n AS MATERIALIZED (SELECT (SELECT count(*) FROM __a) <= {limit} "
+        f"AND (SELECT count(*) FROM __b) <= {limit} AS small) "
+        f"SELECT 0 AS sides, NULL::bigint[] AS w, 0::bigint AS n FROM __n WHERE NOT small "
+        f"UNION ALL {_ranked(tagged, seed, size)}"
+    )
+
+
+def sample_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL,
+               bits: int = SAMPLE_BITS) -> str:
+    """Step 2: the pool of the witnesses whose order value is in the first ``2**-bits`` of
+    its range (a filter on the key: only the witnesses kept are built)."""
+    below = -(2**63) + (2**64 >> bits)
+    tagged = " UNION ALL ".join(
+        f"SELECT {side} AS side, w, k FROM ({lineage}) AS __l WHERE {_order(seed)} < {below}"
+        for side, lineage in ((1, lineage1), (2, lineage2)))
+    return _ranked(tagged, seed, size)
+
+
+def completion_sql(lineage1: str, lineage2: str, seed: int, classes: list[int],
+                   size: int = POOL) -> str:
+    """Step 3: the pool of the given classes (1: W1-W2, 2: W2-W1, 3: W1∩W2), computed whole.
+
+    Witnesses are matched by key only: two different witnesses of equal keys (a 64-bit
+    hash) would be taken for one, which could only move a witness between classes.
+    """
+    parts = []
+    for sides in classes:
+        outer, inner = (lineage2, lineage1) if sides == 2 else (lineage1, lineage2)
+        match = "EXISTS" if sides == 3 else "NOT EXISTS"
+        parts.append(
+            f"(SELECT {sides} AS sides, w, count(*) OVER () AS n FROM ({outer}) AS __a "
+            f"WHERE {match} (SELECT FROM ({inner}) AS __b WHERE __b.k = __a.k) "
+            f"ORDER BY {_order(seed)}, w LIMIT {size})"
+        )
+    return " UNION ALL ".join(parts)
+
+
+def _read(rows: list[tuple], pool: Pool) -> None:
+    for sides, w, n in rows:
+        name = CLASSES[sides]
+        getattr(pool, name).append([int(x) for x in w])
+        pool.sizes[name] = int(n)
+
+
+def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
+               keyed: bool = False, small: int = SMALL, bits: int = SAMPLE_BITS) -> Pool:
+    """The pool of two witness queries (SQL returning ``w``, and ``k`` when ``keyed``).
+
+    The same for a given seed whichever steps compute it (``small`` and ``bits`` choose them).
+    """
+    lineages = (_keyed(lineage1, keyed), _keyed(lineage2, keyed))
+    pool = Pool(sizes={name: 0 for name in CLASSES.values()})
+    rows = executor.run(exact_sql(*lineages, seed, limit=small)).rows
+    if not rows or rows[0][0] != 0:
+        _read(rows, pool)
+        return pool
+    sampled = Pool(sizes=dict(pool.sizes))
+    _read(executor.run(sample_sql(*lineages, seed, bits=bits)).rows, sampled)
+    missing = []
+    for sides, name in CLASSES.items():
+        if len(getattr(sampled, name)) < POOL:
+            missing.append(sides)
+            continue
+        setattr(pool, name, getattr(sampled, name))
+        pool.sizes[name] = sampled.sizes[name] << bits
+        pool.estimated.append(name)
+    if missing:
+        _read(executor.run(completion_sql(*lineages, seed, missing)).rows, pool)
     return pool
 
 

@@ -33,7 +33,7 @@ class Options:
     strategy: str = "minimal"
     max_rows: int = 30
     seed: int = 0
-    backend: str = "lineage"
+    backend: str = "auto"
     with_references: bool = False
     budget_seconds: float = 300.0  # per pair; the caller's statement_timeout bounds each query
 

@@ -104,7 +104,3 @@ def main(argv: list[str] | None = None) -> int:
 
 def path_arg(value: str) -> Path:
     return Path(value)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,6 +3,7 @@
 import argparse
 
 from ..executor import Rows
+from ..provsql_backend import BACKENDS
 from ..transpile import DIALECTS, to_postgres, to_tree
 from .cli import command, common, connect_db, emit_json, info, path_arg, resolve_dsn
 from .render import text_table
@@ -139,7 +140,8 @@ def _separate(sub) -> None:
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
     p.add_argument("--max-rows", type=int, default=30, help="largest instance to return")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--backend", default="lineage")
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="where witnesses come from: auto (ProvSQL if usable, else lineage)")
     p.add_argument(
         "--with-references",
         action="store_true",
@@ -184,6 +186,9 @@ def _tournament(sub) -> None:
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
     p.add_argument("--max-rows", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--with-references", action=argparse.BooleanOptionalAction, default=False,
+                   help="show the judge the rows that D' references through foreign keys")
     p.add_argument("--report", metavar="FILE", help="write the report (.md or .html)")
     p.add_argument("--json", action="store_true", help="last line: the result object")
     llm_options(p)
@@ -258,7 +263,12 @@ def tournament_cmd(args: argparse.Namespace) -> int:
     from .render import tournament_text
 
     options = options_from(
-        dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows, seed=args.seed
+        dialect=args.dialect,
+        strategy=args.strategy,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        backend=args.backend,
+        with_references=args.with_references,
     )
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)

@@ -44,7 +44,9 @@ def separation_text(result: dict[str, Any]) -> str:
                 f"\n{label.upper()} on D':\n{text_table(answer['columns'], answer['rows'])}"
             )
     timings = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in result.get("timings", {}).items())
-    lines.append(f"\ntries: {result.get('tries', 0)}; {timings}")
+    if result.get("backend_reason"):
+        lines.append(f"\nbackend: {result['backend']} ({result['backend_reason']})")
+    lines.append(f"tries: {result.get('tries', 0)}; {timings}")
     return "\n".join(lines)
 
 

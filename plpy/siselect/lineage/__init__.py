@@ -29,11 +29,16 @@ from .query import rewrite_query, witness_rows
 
 @dataclass
 class Lineage:
-    """SQL returning one row per witness (column ``w bigint[]``), and how exact it is."""
+    """SQL returning one row per witness (column ``w bigint[]``), and how exact it is.
+
+    ``keyed``: the SQL also returns ``k bigint``, a key equal for equal witnesses that
+    costs less to compute than ``w`` (see :mod:`siselect.search`).
+    """
 
     sql: str
     exact: bool = True
     notes: list[str] = field(default_factory=list)
+    keyed: bool = False
 
 
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
@@ -43,14 +48,15 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     """
     ctx = Context(catalog)
     ctx.may_repeat = repeats_rows(tree)
-    rewritten = rewrite_query(tree, Env(ctx))
+    rewritten = rewrite_query(tree, Env(ctx), top=True)
     parts = [witness_rows(rewritten, ctx), *ctx.extras]
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
     if len(parts) == 1 and not ctx.may_repeat:
         # Different rows give different witnesses here: no need to deduplicate.
-        return Lineage(f"{with_}{parts[0]}", ctx.exact, ctx.notes)
+        return Lineage(f"{with_}{parts[0]}", ctx.exact, ctx.notes, keyed=True)
     union = " UNION ALL ".join(f"({p})" for p in parts)
-    return Lineage(f"{with_}SELECT DISTINCT w FROM ({union}) AS __all", ctx.exact, ctx.notes)
+    return Lineage(f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all", ctx.exact, ctx.notes,
+                   keyed=True)
 
 
 __all__ = ["Lineage", "UnsupportedLineage", "witness_query"]

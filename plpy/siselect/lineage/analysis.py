@@ -139,6 +139,21 @@ def is_aggregated(select: exp.Select) -> bool:
     return bool(select.args.get("group") or select.args.get("having") or own_aggregates(select))
 
 
+def grouping(select: exp.Select) -> str:
+    """How a SELECT groups: "none" (no GROUP BY: one group, even of no rows), "keys" (one
+    group per distinct key) or "sets" (ROLLUP, CUBE, GROUPING SETS: a row in several)."""
+    group = select.args.get("group")
+    if group is None:
+        return "none"
+    if any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup", "totals")) or any(
+            isinstance(n, (exp.GroupingSets, exp.Cube, exp.Rollup))
+            for e in group.expressions for n in e.walk()):
+        return "sets"
+    if all(isinstance(e, exp.Tuple) and not e.expressions for e in group.expressions):
+        return "none"  # GROUP BY ()
+    return "keys"
+
+
 def has_window(select: exp.Select) -> bool:
     return any(isinstance(n, exp.Window) for _, root in clause_roots(select)
                for n in own_nodes(root))

@@ -17,23 +17,28 @@ from .analysis import (
     alias_ident,
     cte_key_of,
     find_source,
+    grouping,
     has_window,
     is_aggregated,
     own_aggregates,
     pg_column_name,
     sources_of,
 )
-from .collect import Rewritten, collect
+from .collect import Rewritten, collect, wrap
 from .context import Env, UnsupportedLineage, ident_key
 from .rep import Parts, Rep, Slot, ctid_slot, emit, expansion, parse_expr, pass_through, sql
 from .subqueries import JoinPlan, plan_subqueries
 
 
-def rewrite_select(select: exp.Select, env: Env) -> Rewritten:
-    """Rewrite a SELECT (already copied, its WITH already hoisted)."""
+def rewrite_select(select: exp.Select, env: Env, flat: bool = False) -> Rewritten:
+    """Rewrite a SELECT (already copied, its WITH already hoisted).
+
+    ``flat``: the SELECT aggregates and all its groups reach the answer; return the rows it
+    groups instead of its groups (see :func:`.query.every_group_reaches_answer`).
+    """
     distinct = select.args.get("distinct")
     plain_distinct = distinct is not None and distinct.args.get("on") is None
-    if plain_distinct and (is_aggregated(select) or has_window(select)):
+    if plain_distinct and not flat and (is_aggregated(select) or has_window(select)):
         return _distinct_over_groups(select, env)
     if has_window(select):
         env.ctx.approximate("window function (witness: the row itself)")
@@ -47,11 +52,15 @@ def rewrite_select(select: exp.Select, env: Env) -> Rewritten:
     names = _names(select, sources, env)
     for plan in plans:
         _attach(select, plan, parts)
+    if flat:
+        return _ungrouped(select, parts, env)
     if plain_distinct:
         select.set("distinct", None)
         select.set("group", exp.Group(expressions=[
             exp.Literal.number(i) for i in range(1, len(select.expressions) + 1)]))
     if aggregated or plain_distinct:
+        if grouping(select) == "sets":
+            env.ctx.may_repeat = True  # a row in several groups: its witness in each
         rep = _finish_grouped(select, parts, env)
     else:
         rep = _finish_plain(select, parts, env)
@@ -226,6 +235,26 @@ def _finish_plain(select: exp.Select, parts: Parts, env: Env) -> Rep:
         _append(select, entries)
         rep.groups.append(group)
     return rep
+
+
+def _ungrouped(select: exp.Select, parts: Parts, env: Env) -> Rewritten:
+    """The rows an aggregate block groups, with their witnesses and none of its own columns.
+
+    Without GROUP BY the block answers one row even when no row is grouped: that row's
+    witness is empty, so one row of NULL witness columns stands in for it.
+    """
+    scalar = grouping(select) == "none"
+    for key in ("distinct", "group", "order"):
+        select.set(key, None)
+    select.set("expressions", [])
+    rep = _finish_plain(select, parts, env)
+    if not select.expressions:
+        select.set("expressions", [exp.Literal.number(1)])
+    if not scalar:
+        return Rewritten(select, rep, [])
+    one, rows = env.ctx.names.fresh("one"), env.ctx.names.fresh("f")
+    text = f"SELECT {rows}.* FROM (SELECT 1) AS {one} LEFT JOIN __inner AS {rows} ON TRUE"
+    return Rewritten(wrap(select, text), rep, [])
 
 
 def _finish_grouped(select: exp.Select, parts: Parts, env: Env) -> Rep:

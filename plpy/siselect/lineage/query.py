@@ -2,14 +2,18 @@
 
 from sqlglot import exp
 
-from .analysis import alias_columns, unwrap
+from .analysis import alias_columns, grouping, is_aggregated, unwrap
 from .collect import Rewritten
 from .context import Context, CteInfo, Env, UnsupportedLineage, ident_key
-from .rep import Parts, expansion, normalized, quoted, repeats_tables, sql
+from .rep import Parts, expansion, normalized, quoted, repeats_tables, sql, witness_key
 
 
-def rewrite_query(query: exp.Expr, env: Env) -> Rewritten:
-    """A copy of ``query`` returning its own columns followed by witness columns."""
+def rewrite_query(query: exp.Expr, env: Env, top: bool = False) -> Rewritten:
+    """A copy of ``query`` returning its own columns followed by witness columns.
+
+    With ``top`` (the query whose answer is witnessed), an aggregate block all of whose
+    groups reach the answer is rewritten *flat*: see :func:`every_group_reaches_answer`.
+    """
     from .block import rewrite_select
     from .setops import rewrite_setop
 
@@ -21,7 +25,7 @@ def rewrite_query(query: exp.Expr, env: Env) -> Rewritten:
     query = query.copy()
     env = _hoist_ctes(query, env)
     if isinstance(query, exp.Select):
-        return rewrite_select(query, env)
+        return rewrite_select(query, env, flat=top and every_group_reaches_answer(query))
     if isinstance(query, exp.SetOperation):
         return rewrite_setop(query, env)
     raise UnsupportedLineage(f"{query.key.upper()} query")
@@ -53,8 +57,28 @@ def _hoist_ctes(query: exp.Expr, env: Env) -> Env:
     return env
 
 
+def every_group_reaches_answer(select: exp.Select) -> bool:
+    """Whether ``select`` aggregates and every group it forms is a row of its answer.
+
+    Then the witnesses of the answer are exactly the rows before grouping, one witness
+    each: nothing needs gathering per group (``array_agg``) and spreading out again
+    (``unnest``), so the witness query costs about what a plain join does. HAVING,
+    LIMIT/OFFSET and DISTINCT ON drop groups; grouping sets put a row in several groups.
+    """
+    if not is_aggregated(select) or any(
+            select.args.get(k) for k in ("having", "limit", "offset", "fetch")):
+        return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on") is not None:
+        return False
+    return grouping(select) != "sets"
+
+
 def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
-    """``SELECT w`` for every witness of every row of a rewritten query (may repeat)."""
+    """``SELECT w, k`` for every witness of every row of a rewritten query (may repeat).
+
+    ``w`` is the witness (sorted row ids), ``k`` its key (:func:`.rep.witness_key`).
+    """
     query = rewritten.query.copy()
     _absorb_offset(query, ctx)
     q = ctx.names.fresh("q")
@@ -64,7 +88,7 @@ def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     if not slots or repeats_tables(slots):
         ctx.may_repeat = True  # e.g. every row's witness is empty
     sources = ", ".join([f"({sql(query)}) AS {q}", *laterals])
-    return f"SELECT {normalized(slots)} AS w FROM {sources}"
+    return f"SELECT {normalized(slots)} AS w, {witness_key(slots)} AS k FROM {sources}"
 
 
 def _absorb_offset(query: exp.Expr, ctx: Context) -> None:

@@ -181,6 +181,26 @@ def normalized(slots: Sequence[Slot]) -> str:
     return f"ARRAY(SELECT DISTINCT x FROM unnest({inner}) AS x WHERE x IS NOT NULL ORDER BY x)"
 
 
+def witness_key(slots: Sequence[Slot]) -> str:
+    """A ``bigint`` equal for equal witnesses: the XOR of a hash of each distinct row.
+
+    Computed from the ctids, without the row ids (whose text-based encoding costs several
+    times more), so that comparing and sampling witness sets by key reads each witness
+    cheaply and builds the ``bigint[]`` only for the few witnesses kept. The table number
+    seeds the hash of its rows; XOR makes the key independent of the order of the slots.
+    """
+    terms = []
+    for j, slot in enumerate(slots):
+        term = f"COALESCE(hashtidextended({slot.text}, {slot.table}), 0)"
+        # A row held by two slots (a self-join) counts once, as in the witness.
+        earlier = [s.text for s in slots[:j] if s.table == slot.table]
+        if earlier:
+            fresh = " AND ".join(f"{slot.text} IS DISTINCT FROM {e}" for e in earlier)
+            term = f"CASE WHEN {fresh} THEN {term} ELSE 0 END"
+        terms.append(term)
+    return "(" + " # ".join(terms) + ")" if terms else "0::bigint"
+
+
 def repeats_tables(slots: Sequence[Slot]) -> bool:
     """Whether a table has two slots (then different rows can give equal witnesses)."""
     tables = [s.table for s in slots]

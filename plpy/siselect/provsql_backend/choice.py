@@ -33,7 +33,8 @@ class Served:
 
 def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str) -> Served:
     lineages = [lineage_witness_query(t, catalog) for t in trees]
-    pool = fetch_pool(executor, lineages[0].sql, lineages[1].sql, seed)
+    pool = fetch_pool(executor, lineages[0].sql, lineages[1].sql, seed,
+                      keyed=all(lin.keyed for lin in lineages))
     return Served("lineage", reason, lineages, pool)
 
 

@@ -1,0 +1,7 @@
+"""``python -m siselect``: the command line, for when the console script is not on PATH."""
+
+import sys
+
+from .client.cli import main
+
+sys.exit(main())
