@@ -172,6 +172,11 @@ POOL_PAIRS = [
      "WHERE hp.power_id = 1",
      "SELECT s.superhero_name FROM superhero s WHERE s.height_cm > 190"),
 ]
+# W2 - W1 is three rows (three powers held by one hero each), which a quarter of the order
+# range happens to miss (for seed 5): the sampled steps must complete it.
+TINY_DIFFERENCE = ("SELECT hero_id FROM hero_power WHERE power_id < 60",
+                   "SELECT hero_id FROM hero_power WHERE power_id < 60 OR power_id IN (82, 116, 165)")
+POOL_PAIRS.append(TINY_DIFFERENCE)
 
 
 def expected_pool(executor, lineages: list[str], key: str, seed: int) -> dict:
@@ -194,14 +199,41 @@ def test_pool_is_the_first_witnesses_of_each_class_whichever_steps(q1, q2, keyed
     lineages = [witness_query(to_tree(q, "postgres", catalog), catalog).sql for q in (q1, q2)]
     expected = expected_pool(executor, lineages, "k" if keyed else "hash_array_extended(w, 0)", 5)
     exact = search.fetch_pool(executor, *lineages, 5, keyed=keyed)
-    stepped = search.fetch_pool(executor, *lineages, 5, keyed=keyed, small=100, bits=2)
-    for pool in (exact, stepped):
-        for name, (first, size) in expected.items():
-            assert [tuple(w) for w in getattr(pool, name)] == first, name
-            if name not in pool.estimated:
-                assert pool.sizes[name] == size, name
     assert not exact.estimated
-    assert stepped.estimated, "some class is large enough to come whole from the sample"
+    for name, (first, size) in expected.items():
+        assert [tuple(w) for w in getattr(exact, name)] == first, name
+        assert exact.sizes[name] == size, name
+    # Sampled (1/4 of the order range) then completed: each class, if not empty, starts
+    # the same and is whole unless it came from the sample.
+    stepped = search.fetch_pool(executor, *lineages, 5, keyed=keyed, small=100, bits=2)
+    assert stepped.estimated, "some class is large enough to come from the sample"
+    for name, (first, size) in expected.items():
+        found = [tuple(w) for w in getattr(stepped, name)]
+        if name in stepped.estimated:
+            assert found and found == first[:len(found)], name
+        else:
+            assert found == first and stepped.sizes[name] == size, name
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_pool_completes_a_small_class_the_sample_missed(keyed, executor, catalog):
+    lineages = [witness_query(to_tree(q, "postgres", catalog), catalog).sql
+                for q in TINY_DIFFERENCE]
+    expected = expected_pool(executor, lineages, "k" if keyed else "hash_array_extended(w, 0)", 5)
+    pool = search.fetch_pool(executor, *lineages, 5, keyed=keyed, small=100, bits=2)
+    assert pool.estimated == ["both"]
+    assert [tuple(w) for w in pool.only2] == expected["only2"][0] and pool.sizes["only2"] == 3
+    assert pool.only1 == [] and pool.sizes["only1"] == 0
+
+
+@pytest.mark.parametrize("small", [100, search.SMALL])
+def test_pool_of_identical_queries_is_all_common(small, executor, catalog):
+    sql = witness_query(to_tree(POOL_PAIRS[0][0], "postgres", catalog), catalog).sql
+    expected = expected_pool(executor, [sql, sql], "k", 3)
+    pool = search.fetch_pool(executor, sql, sql, 3, keyed=True, small=small, bits=2)
+    assert pool.only1 == pool.only2 == []
+    assert [tuple(w) for w in pool.both] == expected["both"][0][:len(pool.both)]
+    assert pool.both
 
 
 def test_pool_order_follows_the_seed(executor, catalog):

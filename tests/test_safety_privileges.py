@@ -193,16 +193,28 @@ def test_row_level_security_hides_rows_from_instances_reports_and_the_llm(
     assert_clean(admin, before)
 
 
+def settings_file(admin: psycopg.Connection) -> Path:
+    return Path(admin.execute("SHOW data_directory").fetchone()[0]) / "siselect" / "llm.json"
+
+
+def test_the_llm_settings_file_is_private(admin, chat):
+    path = settings_file(admin)
+    if not os.access(path.parent.parent, os.X_OK):
+        pytest.skip(f"the server's data directory {path.parent.parent} is not open to this user")
+    with llm_settings(admin, **fast_llm(chat.base_url, api_key=API_KEY)):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        folder = stat.S_IMODE(path.parent.stat().st_mode)
+    assert mode & 0o077 == 0, f"{path} is open to others ({oct(mode)})"
+    assert folder & 0o077 == 0, f"{path.parent} is open to others ({oct(folder)})"
+
+
 def test_the_llm_settings_are_out_of_reach(admin, dsn, roles, chat):
     reader = quote_ident(roles["reader"])
     with ChatServer() as evil, llm_settings(admin, **fast_llm(chat.base_url, api_key=API_KEY)):
         chat.respond_with(lambda request: '{"rows": [[1]]}')
         shown = admin.execute("SELECT siselect.llm_config()").fetchone()[0]
         assert shown["base_url"] == chat.base_url and API_KEY not in json.dumps(shown)
-        datadir = Path(admin.execute("SHOW data_directory").fetchone()[0])
-        path = datadir / "siselect" / "llm.json"
-        mode = stat.S_IMODE(path.stat().st_mode)
-        assert mode & 0o077 == 0, f"{path} is readable by others ({oct(mode)})"
+        path = settings_file(admin)
         admin.execute(f"GRANT EXECUTE ON FUNCTION siselect.llm_config(), "
                       f"siselect.set_llm_config(jsonb) TO {reader}")
         try:

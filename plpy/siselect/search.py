@@ -2,20 +2,23 @@
 
 The witness sets W1, W2 are compared and sampled on the server, so only a small pool of
 witnesses per class (W1-W2, W2-W1, W1∩W2) travels to Python: in each class, the witnesses
-first in a seeded pseudo-random order, the order of ``hashint8extended(k, seed)`` over their
-keys ``k`` (equal witnesses have equal keys; see :func:`siselect.lineage.rep.witness_key`).
+first in a seeded pseudo-random order, that of ``hashint8extended(k, seed)`` over their keys
+``k`` (equal witnesses have equal keys; see :func:`siselect.lineage.rep.witness_key`).
 
-Comparing two sets of a million witnesses whole costs much more than computing them (the
-hash tables outgrow ``work_mem`` and spill), so large sets are compared in steps that give
-the same pool, computing each witness's key but building few witnesses:
+Comparing two sets of a million witnesses whole costs several times more than computing
+them (hash tables outgrow ``work_mem`` and spill), and building every witness's ``bigint[]``
+costs more than its key; so large sets are compared in steps, on keys, building few arrays:
 
-1. *exact*: both sets when each has at most ``SMALL`` witnesses, in one statement;
-2. *sample*: otherwise, the witnesses whose order value falls in the first ``1/2**SAMPLE_BITS``
-   of its range. Equal witnesses fall in it together, so each class's members in the sample
-   are known exactly, and they are that class's first ones in the order: a class with at
-   least ``POOL`` of them is complete;
-3. *completion*: the other classes, each by one anti- or semi-join on the keys, whose
-   result is small (those classes are).
+1. *exact*: when each set has at most ``SMALL`` witnesses, everything in one statement (it
+   stops reading a larger set there);
+2. *sample*: the witnesses whose order value falls in the first ``2**-SAMPLE_BITS`` of its
+   range. Equal witnesses fall in it together, so the members of each class found there are
+   exactly its first ones in the order; a class found there is taken from there (the pool
+   may then hold fewer than ``POOL`` of a class, never other ones);
+3. *completion*: each class with no witness in the sample (small, or empty: a query whose
+   witnesses are a subset of the other's) computed whole, by one anti- or semi-join.
+
+The steps depend on the sizes only, so a seed always gives the same pool.
 """
 
 import random
@@ -35,7 +38,7 @@ CLASSES = {1: "only1", 2: "only2", 3: "both"}  # bit 1: in W1, bit 2: in W2
 class Pool:
     """Samples of W1-W2 ("only1"), W2-W1 ("only2") and of W1∩W2 ("both"), with set sizes.
 
-    A size is exact unless its class is named in ``estimated`` (counted on a sample).
+    A size is exact unless its class is named in ``estimated`` (scaled from the sample).
     """
 
     only1: list[list[int]] = field(default_factory=list)
@@ -45,6 +48,20 @@ class Pool:
     estimated: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Sides:
+    """The witness queries (with keys) that a pool's statements read, by class bits.
+
+    Two identical queries have the same witnesses: one query, all of it common (bits 3).
+    """
+
+    seed: int
+    streams: dict[int, str]
+
+    def order(self, column: str = "k") -> str:
+        return f"hashint8extended({column}, {int(self.seed)})"
+
+
 def _keyed(lineage: str, keyed: bool) -> str:
     """The witnesses with a key column ``k``: the lineage's own, or a hash of ``w``."""
     if keyed:
@@ -52,75 +69,74 @@ def _keyed(lineage: str, keyed: bool) -> str:
     return f"SELECT w, hash_array_extended(w, 0) AS k FROM ({lineage}) AS __l"
 
 
-def _order(seed: int, column: str = "k") -> str:
-    return f"hashint8extended({column}, {int(seed)})"
-
-
-def _ranked(tagged: str, seed: int, size: int) -> str:
+def _ranked(sides: _Sides, tagged: str, size: int) -> str:
     """The first ``size`` witnesses of each class among ``tagged`` rows (side, w, k), with
     the number of witnesses of the class there."""
     return (
         "SELECT sides, w, n FROM (SELECT sides, w, "
         "row_number() OVER (PARTITION BY sides ORDER BY o, w) AS r, "
         "count(*) OVER (PARTITION BY sides) AS n FROM ("
-        f"SELECT bit_or(side) AS sides, w, {_order(seed)} AS o FROM ({tagged}) AS __s "
+        f"SELECT bit_or(side) AS sides, w, {sides.order()} AS o FROM ({tagged}) AS __s "
         f"GROUP BY k, w) AS __g) AS __r WHERE r <= {size}"
     )
 
 
-def exact_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL,
-              limit: int = SMALL) -> str:
-    """Step 1: the pool of two keyed witness sets of at most ``limit`` witnesses each.
+def exact_sql(sides: _Sides, size: int = POOL, limit: int = SMALL) -> str:
+    """Step 1: the pool of witness sets of at most ``limit`` witnesses each.
 
     When a set has more, the statement stops reading it there and answers only one row,
     of class 0, instead of the pool.
     """
+    ctes = [f"__w{bits} AS MATERIALIZED (SELECT w, k FROM ({sql}) AS __l LIMIT {limit + 1})"
+            for bits, sql in sides.streams.items()]
+    counted = " AND ".join(f"(SELECT count(*) FROM __w{bits}) <= {limit}"
+                           for bits in sides.streams)
     small = "(SELECT small FROM __n)"
-    tagged = (f"SELECT 1 AS side, w, k FROM __a WHERE {small} "
-              f"UNION ALL SELECT 2, w, k FROM __b WHERE {small}")
+    tagged = " UNION ALL ".join(f"SELECT {bits} AS side, w, k FROM __w{bits} WHERE {small}"
+                                for bits in sides.streams)
     return (
-        f"WITH __a AS MATERIALIZED (SELECT w, k FROM ({lineage1}) AS __l LIMIT {limit + 1}), "
-        f"__b AS MATERIALIZED (SELECT w, k FROM ({lineage2}) AS __l LIMIT {limit + 1}), "
-        f"__n AS MATERIALIZED (SELECT (SELECT count(*) FROM __a) <= {limit} "
-        f"AND (SELECT count(*) FROM __b) <= {limit} AS small) "
-        f"SELECT 0 AS sides, NULL::bigint[] AS w, 0::bigint AS n FROM __n WHERE NOT small "
-        f"UNION ALL {_ranked(tagged, seed, size)}"
+        f"WITH {', '.join(ctes)}, __n AS MATERIALIZED (SELECT {counted} AS small) "
+        "SELECT 0 AS sides, NULL::bigint[] AS w, 0::bigint AS n FROM __n WHERE NOT small "
+        f"UNION ALL {_ranked(sides, tagged, size)}"
     )
 
 
-def sample_sql(lineage1: str, lineage2: str, seed: int, size: int = POOL,
-               bits: int = SAMPLE_BITS) -> str:
+def sample_sql(sides: _Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
     """Step 2: the pool of the witnesses whose order value is in the first ``2**-bits`` of
     its range (a filter on the key: only the witnesses kept are built)."""
     below = -(2**63) + (2**64 >> bits)
     tagged = " UNION ALL ".join(
-        f"SELECT {side} AS side, w, k FROM ({lineage}) AS __l WHERE {_order(seed)} < {below}"
-        for side, lineage in ((1, lineage1), (2, lineage2)))
-    return _ranked(tagged, seed, size)
+        f"SELECT {side} AS side, w, k FROM ({sql}) AS __l WHERE {sides.order()} < {below}"
+        for side, sql in sides.streams.items())
+    return _ranked(sides, tagged, size)
 
 
-def completion_sql(lineage1: str, lineage2: str, seed: int, classes: list[int],
-                   size: int = POOL) -> str:
+def completion_sql(sides: _Sides, classes: list[int], size: int = POOL) -> str:
     """Step 3: the pool of the given classes (1: W1-W2, 2: W2-W1, 3: W1∩W2), computed whole.
 
     Witnesses are matched by key only: two different witnesses of equal keys (a 64-bit
     hash) would be taken for one, which could only move a witness between classes.
     """
     parts = []
-    for sides in classes:
-        outer, inner = (lineage2, lineage1) if sides == 2 else (lineage1, lineage2)
-        match = "EXISTS" if sides == 3 else "NOT EXISTS"
+    for bits in classes:
+        if list(sides.streams) == [3]:  # identical queries: all their witnesses common
+            where = ""
+            outer = sides.streams[3]
+        else:
+            first, second = sides.streams[1], sides.streams[2]
+            outer, inner = (second, first) if bits == 2 else (first, second)
+            match = "EXISTS" if bits == 3 else "NOT EXISTS"
+            where = f"WHERE {match} (SELECT FROM ({inner}) AS __b WHERE __b.k = __a.k) "
         parts.append(
-            f"(SELECT {sides} AS sides, w, count(*) OVER () AS n FROM ({outer}) AS __a "
-            f"WHERE {match} (SELECT FROM ({inner}) AS __b WHERE __b.k = __a.k) "
-            f"ORDER BY {_order(seed)}, w LIMIT {size})"
+            f"(SELECT {bits} AS sides, w, count(*) OVER () AS n FROM ({outer}) AS __a {where}"
+            f"ORDER BY {sides.order()}, w LIMIT {size})"
         )
     return " UNION ALL ".join(parts)
 
 
 def _read(rows: list[tuple], pool: Pool) -> None:
-    for sides, w, n in rows:
-        name = CLASSES[sides]
+    for bits, w, n in rows:
+        name = CLASSES[bits]
         getattr(pool, name).append([int(x) for x in w])
         pool.sizes[name] = int(n)
 
@@ -129,26 +145,26 @@ def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
                keyed: bool = False, small: int = SMALL, bits: int = SAMPLE_BITS) -> Pool:
     """The pool of two witness queries (SQL returning ``w``, and ``k`` when ``keyed``).
 
-    The same for a given seed whichever steps compute it (``small`` and ``bits`` choose them).
+    ``small`` and ``bits`` set the steps (``SMALL``, ``SAMPLE_BITS``).
     """
-    lineages = (_keyed(lineage1, keyed), _keyed(lineage2, keyed))
+    streams = {3: _keyed(lineage1, keyed)} if lineage1 == lineage2 else {
+        1: _keyed(lineage1, keyed), 2: _keyed(lineage2, keyed)}
+    sides = _Sides(seed, streams)
     pool = Pool(sizes={name: 0 for name in CLASSES.values()})
-    rows = executor.run(exact_sql(*lineages, seed, limit=small)).rows
+    rows = executor.run(exact_sql(sides, limit=small)).rows
     if not rows or rows[0][0] != 0:
         _read(rows, pool)
         return pool
-    sampled = Pool(sizes=dict(pool.sizes))
-    _read(executor.run(sample_sql(*lineages, seed, bits=bits)).rows, sampled)
-    missing = []
-    for sides, name in CLASSES.items():
-        if len(getattr(sampled, name)) < POOL:
-            missing.append(sides)
-            continue
-        setattr(pool, name, getattr(sampled, name))
-        pool.sizes[name] = sampled.sizes[name] << bits
-        pool.estimated.append(name)
-    if missing:
-        _read(executor.run(completion_sql(*lineages, seed, missing)).rows, pool)
+    _read(executor.run(sample_sql(sides, bits=bits)).rows, pool)
+    unseen = [b for b, name in CLASSES.items() if not getattr(pool, name)]
+    for b, name in CLASSES.items():
+        if b not in unseen:
+            pool.sizes[name] <<= bits
+            pool.estimated.append(name)
+    # Identical queries have no witnesses of their own: nothing to complete there.
+    unseen = [b for b in unseen if b in streams or 3 not in streams]
+    if unseen:
+        _read(executor.run(completion_sql(sides, unseen)).rows, pool)
     return pool
 
 
