@@ -72,7 +72,7 @@ CREATE FUNCTION siselect.tournament(
     max_rows integer DEFAULT 30,
     seed bigint DEFAULT 0,
     backend text DEFAULT 'auto',
-    with_references boolean DEFAULT false,
+    with_references boolean DEFAULT true,
     search_path text DEFAULT pg_catalog.current_setting('search_path'))
 RETURNS jsonb
 LANGUAGE plpython3u VOLATILE

@@ -97,8 +97,8 @@ def test_witnesses(entry, executor, catalog):
         assert w == sorted(set(w)) and None not in w
     assert len({tuple(w) for w in found}) == len(found), "one row per witness"
     ids = {r for w in found for r in w}
-    kinds = executor.run(
-        "SELECT pg_typeof(w)::text, pg_typeof(k)::text FROM (" + lineage.sql + ") AS l LIMIT 1").rows
+    kinds = executor.run("SELECT pg_typeof(w)::text, pg_typeof(k)::text FROM ("
+                         + lineage.sql + ") AS l LIMIT 1").rows
     assert kinds == [("bigint[]", "bigint")]
     keys = executor.run(KEY_FROM_ROW_IDS.format(lineage.sql)).rows
     assert all(k == expected for k, expected in keys)
@@ -174,8 +174,10 @@ POOL_PAIRS = [
 ]
 # W2 - W1 is three rows (three powers held by one hero each), which a quarter of the order
 # range happens to miss (for seed 5): the sampled steps must complete it.
-TINY_DIFFERENCE = ("SELECT hero_id FROM hero_power WHERE power_id < 60",
-                   "SELECT hero_id FROM hero_power WHERE power_id < 60 OR power_id IN (82, 116, 165)")
+TINY_DIFFERENCE = (
+    "SELECT hero_id FROM hero_power WHERE power_id < 60",
+    "SELECT hero_id FROM hero_power WHERE power_id < 60 OR power_id IN (82, 116, 165)",
+)
 POOL_PAIRS.append(TINY_DIFFERENCE)
 
 

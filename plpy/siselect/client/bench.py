@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines import LLM_METHODS, METHODS
 from ..errors import InvalidInput
+from ..provsql_backend import BACKENDS
 from .bench_inputs import Task, load_inputs
 from .bench_output import OutDir
 from .bench_summary import summarise, summary_table
@@ -133,10 +134,12 @@ def add_parser(sub: Any) -> None:
                    help="pairwise baseline: take the largest group at once when it holds at "
                    "least this share of the candidates (default: always adjudicate)")
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
-    p.add_argument("--backend", default="lineage", help="provenance backend (default lineage)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="where witnesses come from: auto (ProvSQL if usable, else lineage)")
     p.add_argument("--max-rows", type=int, default=30, help="largest instance to accept")
-    p.add_argument("--with-references", action="store_true",
-                   help="add to each instance the rows its rows reference through foreign keys")
+    p.add_argument("--with-references", action=argparse.BooleanOptionalAction, default=True,
+                   help="show the judge the rows D' references through foreign keys "
+                        "(default: on)")
     p.add_argument("--pair-budget", type=float, default=300.0, metavar="SECONDS",
                    help="time limit for separating one pair (default 300)")
     p.add_argument("--seed", type=int, default=0)

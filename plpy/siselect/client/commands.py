@@ -187,8 +187,8 @@ def _tournament(sub) -> None:
     p.add_argument("--max-rows", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--with-references", action=argparse.BooleanOptionalAction, default=False,
-                   help="show the judge the rows that D' references through foreign keys")
+    p.add_argument("--with-references", action=argparse.BooleanOptionalAction, default=True,
+                   help="show the judge the rows D' references through foreign keys (default: on)")
     p.add_argument("--report", metavar="FILE", help="write the report (.md or .html)")
     p.add_argument("--json", action="store_true", help="last line: the result object")
     llm_options(p)
