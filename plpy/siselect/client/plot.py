@@ -56,6 +56,16 @@ def _numeric(labels: list[str]) -> list[float] | None:
         return None
 
 
+def _save(plt: Any, fig: Any, ax: Any, title: str, target: Path) -> None:
+    """Title, grid and legend as every figure has them, then the PNG."""
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target, dpi=120)
+    plt.close(fig)
+
+
 def _pyplot() -> Any:
     import matplotlib
 
@@ -121,12 +131,7 @@ def accuracy_by_k(runs: list[Run], target: Path, x_title: str) -> str | None:
     ax.set_xticks(xs, labels)
     ax.set_xlabel(x_title)
     ax.set_ylabel("execution accuracy (% of scored tasks)")
-    ax.set_title("Selection accuracy per method")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, ax, "Selection accuracy per method", target)
     return None
 
 
@@ -153,12 +158,7 @@ def instance_histogram(runs: list[Run], target: Path, x_title: str = "K") -> str
                 label=f"{names[lab]} ({len(sizes[lab])} instances)")
     ax.set_xlabel("rows in the separating instance D'")
     ax.set_ylabel("pairs")
-    ax.set_title("Separating instance sizes")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, ax, "Separating instance sizes", target)
     return None
 
 
@@ -187,12 +187,7 @@ def accuracy_by_noise(runs: list[Run], target: Path, x_title: str = "K") -> str 
                            label=f"{method.replace('_', ' ')} [{names[lab]}]")
     ax.set_xlabel("judge noise P (probability of a wrong judge answer)")
     ax.set_ylabel("execution accuracy (% of scored tasks)")
-    ax.set_title("Tournament accuracy as the judge gets worse")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, ax, "Tournament accuracy as the judge gets worse", target)
     return None
 
 
