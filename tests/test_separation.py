@@ -28,7 +28,8 @@ def rows_of(result) -> list[tuple[str, list]]:
 def one_minimal(executor, q1, q2, result) -> bool:
     """Removing any single row of the instance makes the two queries agree."""
     catalog = load_catalog(executor)
-    pair = Pair(executor, catalog, (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog)))
+    trees = (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog))
+    pair = Pair(executor, catalog, trees)
     ids = result["row_ids"]
     return pair.separates(ids) and all(
         not pair.separates(ids[:i] + ids[i + 1 :]) for i in range(len(ids))
@@ -50,7 +51,7 @@ def test_instance_rows_are_real_rows(executor):
     for table, row in rows_of(result):
         columns = result["instance"][table]["columns"]
         where = " AND ".join(
-            f'"{c}" IS NULL' if v is None else f"\"{c}\" = '{v}'" for c, v in zip(columns, row)
+            f'"{c}" IS NULL' if v is None else f"\"{c}\" = '{v}'" for c, v in zip(columns, row, strict=True)
         )
         assert executor.run(f'SELECT count(*) FROM "{table}" WHERE {where}').rows[0][0] >= 1
 
