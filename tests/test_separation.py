@@ -51,15 +51,18 @@ def test_instance_rows_are_real_rows(executor):
     for table, row in rows_of(result):
         columns = result["instance"][table]["columns"]
         where = " AND ".join(
-            f'"{c}" IS NULL' if v is None else f"\"{c}\" = '{v}'" for c, v in zip(columns, row, strict=True)
+            f'"{c}" IS NULL' if v is None else f"\"{c}\" = '{v}'"
+            for c, v in zip(columns, row, strict=True)
         )
         assert executor.run(f'SELECT count(*) FROM "{table}" WHERE {where}').rows[0][0] >= 1
 
 
 def test_the_boundary_row_is_the_instance(executor):
     result = separate(executor, TALL, TALLISH)
-    heights = [row[result["instance"]["superhero"]["columns"].index("height_cm")]
-               for _, row in rows_of(result)]
+    heights = [
+        row[result["instance"]["superhero"]["columns"].index("height_cm")]
+        for _, row in rows_of(result)
+    ]
     assert heights and all(188 <= h <= 190 for h in heights)
 
 
@@ -119,8 +122,7 @@ def test_ties_at_the_cut_are_not_separated(executor):
         "SELECT superhero_name FROM superhero WHERE height_cm = 188 "
         "ORDER BY height_cm, superhero_name DESC LIMIT 1"
     )
-    assert executor.run(
-        "SELECT count(*) FROM superhero WHERE height_cm = 188").rows[0][0] > 1
+    assert executor.run("SELECT count(*) FROM superhero WHERE height_cm = 188").rows[0][0] > 1
     result = separate(executor, q1, q2)
     assert result["status"] in ("nondeterministic", "same_answer")
 
