@@ -31,7 +31,7 @@ build/siselect--$(EXTVERSION).sql: sql/siselect--$(EXTVERSION).sql Makefile
 # The server's package folder is replaced whole, so no stale module survives an upgrade.
 install: install-python
 install-python:
-	rm -rf build/python && mkdir -p build
+	rm -rf build/python build/lib build/bdist* && mkdir -p build
 	$(SERVER_PYTHON) -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
 	    --no-compile --target build/python .
 	rm -rf build/python/bin

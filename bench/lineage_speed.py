@@ -3,7 +3,8 @@
 Creates (once) schema ``lineage_bench`` with ``fact`` (--rows rows, default 1,000,000)
 and ``dim`` (1,000 rows), then for a few query shapes prints the time of the original
 query, the time of its witness query (all witnesses produced and counted on the server),
-the ratio, and the number of witnesses.
+the time of its witness keys alone (what comparing and sampling large witness sets reads
+for every witness, see ``siselect.search``), the ratios, and the number of witnesses.
 
     python3 bench/lineage_speed.py [--dsn DSN] [--rows 1000000] [--repeat 3]
 """
@@ -65,9 +66,13 @@ def create_tables(dsn: str, rows: int) -> None:
         conn.execute(f"COMMENT ON SCHEMA {SCHEMA} IS 'rows={rows}'")
 
 
-def timed(executor: PsycopgExecutor, sql: str, repeat: int) -> tuple[float, int]:
-    """Median seconds to run ``sql`` to completion on the server, and its row count."""
-    counted = f"SELECT count(t) FROM ({sql}) AS t"  # count(t): every column is computed
+def timed(executor: PsycopgExecutor, sql: str, repeat: int, column: str = "t") \
+        -> tuple[float, int]:
+    """Median seconds to run ``sql`` to completion on the server, and its row count.
+
+    ``count(t)`` computes every column; ``count(k)`` the keys only (where the plan allows).
+    """
+    counted = f"SELECT count({column}) FROM ({sql}) AS t"
     times = []
     count = 0
     for _ in range(repeat):
@@ -88,13 +93,17 @@ def main() -> int:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor)
         print(f"fact: {args.rows} rows, dim: 1000 rows; median of {args.repeat} runs")
-        print(f"{'shape':34s} {'original':>10s} {'witnesses':>10s} {'ratio':>7s} {'count':>9s}")
+        print(f"{'shape':34s} {'original':>9s} {'witnesses':>10s} {'keys':>7s} "
+              f"{'ratio w':>7s} {'ratio k':>7s} {'count':>8s}")
         for name, sql in SHAPES.items():
             tree = to_tree(sql, "postgres", catalog)
             lineage = witness_query(tree, catalog)
             plain, _ = timed(executor, sql, args.repeat)
             traced, count = timed(executor, lineage.sql, args.repeat)
-            print(f"{name:34s} {plain:9.3f}s {traced:9.3f}s {traced / plain:6.1f}x {count:9d}")
+            assert lineage.keyed_sql is not None
+            keys, _ = timed(executor, lineage.keyed_sql, args.repeat, "k")
+            print(f"{name:34s} {plain:8.3f}s {traced:9.3f}s {keys:6.3f}s "
+                  f"{traced / plain:6.1f}x {keys / plain:6.1f}x {count:8d}")
     return 0
 
 

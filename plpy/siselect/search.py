@@ -2,34 +2,36 @@
 
 The witness sets W1, W2 are compared and sampled on the server, so only a small pool of
 witnesses per class (W1-W2, W2-W1, W1∩W2) travels to Python: in each class, the witnesses
-first in a seeded pseudo-random order, that of ``hashint8extended(k, seed)`` over their keys
-``k`` (equal witnesses have equal keys; see :func:`siselect.lineage.rep.witness_key`).
+first in a seeded pseudo-random order.
 
 Comparing two sets of a million witnesses whole costs several times more than computing
 them (hash tables outgrow ``work_mem`` and spill), and building every witness's ``bigint[]``
-costs more than its key; so large sets are compared in steps, on keys, building few arrays:
+costs more than computing its key ``k`` (equal witnesses have equal keys; see
+:func:`siselect.lineage.rep.witness_key`). So the pool comes in steps:
 
 1. *exact*: when each set has at most ``SMALL`` witnesses, everything in one statement (it
-   stops reading a larger set there);
-2. *sample*: the witnesses whose order value falls in the first ``2**-SAMPLE_BITS`` of its
-   range. Equal witnesses fall in it together, so the members of each class found there are
-   exactly its first ones in the order; a class found there is taken from there (the pool
-   may then hold fewer than ``POOL`` of a class, never other ones);
+   stops reading a larger set there), the order a seeded hash of the witness;
+2. *sample*: otherwise, the order is ``hashint8extended(k, seed)``, and first come the
+   witnesses whose order value falls in the first ``2**-SAMPLE_BITS`` of its range, found
+   by a filter on keys that builds only their arrays. Equal witnesses fall in it together,
+   so the members of each class found there are exactly its first ones in the order; a
+   class found there is taken from there (then maybe fewer than ``POOL`` of it);
 3. *completion*: each class with no witness in the sample (small, or empty: a query whose
-   witnesses are a subset of the other's) computed whole, by one anti- or semi-join.
+   witnesses are a subset of the other's) computed whole, by one anti- or semi-join on keys.
 
-The steps depend on the sizes only, so a seed always gives the same pool.
+The steps taken depend on the sizes only, so a seed always gives the same pool.
 """
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .executor import Executor
+from .lineage import Lineage
 
 POOL = 48  # witnesses fetched per class; tries draw from these
-SMALL = 20_000  # witnesses per side compared in one exact statement
+SMALL = 50_000  # witnesses per side compared in one exact statement
 SAMPLE_BITS = 6  # larger sets: first the witnesses in 1/64 of the order range
 CLASSES = {1: "only1", 2: "only2", 3: "both"}  # bit 1: in W1, bit 2: in W2
 
@@ -58,8 +60,9 @@ class _Sides:
     seed: int
     streams: dict[int, str]
 
-    def order(self, column: str = "k") -> str:
-        return f"hashint8extended({column}, {int(self.seed)})"
+    def order(self) -> str:
+        """The order of the sampled steps: a seeded hash of the key."""
+        return f"hashint8extended(k, {int(self.seed)})"
 
 
 def _keyed(lineage: str, keyed: bool) -> str:
@@ -69,14 +72,14 @@ def _keyed(lineage: str, keyed: bool) -> str:
     return f"SELECT w, hash_array_extended(w, 0) AS k FROM ({lineage}) AS __l"
 
 
-def _ranked(sides: _Sides, tagged: str, size: int) -> str:
-    """The first ``size`` witnesses of each class among ``tagged`` rows (side, w, k), with
-    the number of witnesses of the class there."""
+def _ranked(sides: _Sides, tagged: str, size: int, order: str) -> str:
+    """The first ``size`` witnesses of each class among ``tagged`` rows (side, w, k) by
+    ``order`` (an expression of ``w`` and ``k``), with the number of witnesses of the class."""
     return (
         "SELECT sides, w, n FROM (SELECT sides, w, "
         "row_number() OVER (PARTITION BY sides ORDER BY o, w) AS r, "
         "count(*) OVER (PARTITION BY sides) AS n FROM ("
-        f"SELECT bit_or(side) AS sides, w, {sides.order()} AS o FROM ({tagged}) AS __s "
+        f"SELECT bit_or(side) AS sides, w, {order} AS o FROM ({tagged}) AS __s "
         f"GROUP BY k, w) AS __g) AS __r WHERE r <= {size}"
     )
 
@@ -85,19 +88,23 @@ def exact_sql(sides: _Sides, size: int = POOL, limit: int = SMALL) -> str:
     """Step 1: the pool of witness sets of at most ``limit`` witnesses each.
 
     When a set has more, the statement stops reading it there and answers only one row,
-    of class 0, instead of the pool.
+    of class 0, instead of the pool. Every witness is built here anyway, so they are
+    ordered by a seeded hash of the witness itself rather than of its key.
     """
     ctes = [f"__w{bits} AS MATERIALIZED (SELECT w, k FROM ({sql}) AS __l LIMIT {limit + 1})"
             for bits, sql in sides.streams.items()]
+    # Counting stops at the first set found too large. Shorter SQL first: a longer witness
+    # query is more likely to do much before its first witness (a nested copy of the
+    # query, a gathering), which reading the other first may spare.
     counted = " AND ".join(f"(SELECT count(*) FROM __w{bits}) <= {limit}"
-                           for bits in sides.streams)
+                           for bits in sorted(sides.streams, key=lambda b: len(sides.streams[b])))
     small = "(SELECT small FROM __n)"
     tagged = " UNION ALL ".join(f"SELECT {bits} AS side, w, k FROM __w{bits} WHERE {small}"
                                 for bits in sides.streams)
     return (
         f"WITH {', '.join(ctes)}, __n AS MATERIALIZED (SELECT {counted} AS small) "
         "SELECT 0 AS sides, NULL::bigint[] AS w, 0::bigint AS n FROM __n WHERE NOT small "
-        f"UNION ALL {_ranked(sides, tagged, size)}"
+        f"UNION ALL {_ranked(sides, tagged, size, f'hash_array_extended(w, {int(sides.seed)})')}"
     )
 
 
@@ -108,11 +115,13 @@ def sample_sql(sides: _Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
     tagged = " UNION ALL ".join(
         f"SELECT {side} AS side, w, k FROM ({sql}) AS __l WHERE {sides.order()} < {below}"
         for side, sql in sides.streams.items())
-    return _ranked(sides, tagged, size)
+    return _ranked(sides, tagged, size, sides.order())
 
 
-def completion_sql(sides: _Sides, classes: list[int], size: int = POOL) -> str:
-    """Step 3: the pool of the given classes (1: W1-W2, 2: W2-W1, 3: W1∩W2), computed whole.
+def completion_sql(sides: _Sides, classes: list[int], counted: tuple[int, ...] = (),
+                   size: int = POOL) -> str:
+    """Step 3: the pool of the given classes (1: W1-W2, 2: W2-W1, 3: W1∩W2), computed whole,
+    and the sizes of the ``counted`` witness sets (1: W1, 2: W2), as class ``-1``, ``-2``.
 
     Witnesses are matched by key only: two different witnesses of equal keys (a 64-bit
     hash) would be taken for one, which could only move a witness between classes.
@@ -131,14 +140,22 @@ def completion_sql(sides: _Sides, classes: list[int], size: int = POOL) -> str:
             f"(SELECT {bits} AS sides, w, count(*) OVER () AS n FROM ({outer}) AS __a {where}"
             f"ORDER BY {sides.order()}, w LIMIT {size})"
         )
+    parts += [f"SELECT {-bits}, NULL::bigint[], count(*) FROM ({sides.streams[bits]}) AS __l"
+              for bits in counted]
     return " UNION ALL ".join(parts)
 
 
-def _read(rows: list[tuple], pool: Pool) -> None:
+def _read(rows: list[tuple], pool: Pool) -> dict[int, int]:
+    """Add witnesses and class sizes to ``pool``; the set sizes counted, by side."""
+    counts = {}
     for bits, w, n in rows:
+        if bits < 0:
+            counts[-bits] = int(n)
+            continue
         name = CLASSES[bits]
         getattr(pool, name).append([int(x) for x in w])
         pool.sizes[name] = int(n)
+    return counts
 
 
 def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
@@ -163,9 +180,30 @@ def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
             pool.estimated.append(name)
     # Identical queries have no witnesses of their own: nothing to complete there.
     unseen = [b for b in unseen if b in streams or 3 not in streams]
-    if unseen:
+    if {1, 2} <= set(unseen):
+        _complete_differences(executor, sides, unseen, pool)
+    elif unseen:
         _read(executor.run(completion_sql(sides, unseen)).rows, pool)
     return pool
+
+
+def fetch_lineage_pool(executor: Executor, lineages: Sequence[Lineage], seed: int) -> Pool:
+    """:func:`fetch_pool` of two :class:`Lineage`, by their keys when both have some."""
+    first, second = lineages
+    if first.keyed_sql is not None and second.keyed_sql is not None:
+        return fetch_pool(executor, first.keyed_sql, second.keyed_sql, seed, keyed=True)
+    return fetch_pool(executor, first.sql, second.sql, seed)
+
+
+def _complete_differences(executor: Executor, sides: _Sides, unseen: list[int],
+                          pool: Pool) -> None:
+    """Complete W1-W2 and W2-W1, both missing from the sample: often both are empty (the
+    same witnesses, reached another way). Counting W1 and W2 costs less than a join, and
+    with |W1-W2| it tells |W2-W1| = |W2| - (|W1| - |W1-W2|); a second join only if not 0."""
+    classes = [b for b in unseen if b != 2]
+    counts = _read(executor.run(completion_sql(sides, classes, counted=(1, 2))).rows, pool)
+    if counts[2] - (counts[1] - pool.sizes["only1"]) > 0:
+        _read(executor.run(completion_sql(sides, [2])).rows, pool)
 
 
 def union_sql(lineage1: str, lineage2: str, limit: int) -> str:

@@ -3,9 +3,11 @@
 A witness of an answer row is a set of base rows, one per base-table occurrence, that
 together produce it; for an aggregate, each input row of a group in the answer is a witness
 of that group. :func:`witness_query` rewrites a query (sqlglot, PostgreSQL dialect) into one
-that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`siselect.rowids`), at
-about the cost of the query itself: ctids ride along as extra columns, aggregates gather them
-with ``array_agg`` in the same pass, an outer query unnests them (see :mod:`.rep`).
+that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`siselect.rowids`), each
+with a cheaper key to compare them by, at about the cost of the query itself: ctids ride
+along as extra columns; the answer's own aggregate block returns the rows it groups (see
+:mod:`.groups`); other aggregates gather them with ``array_agg`` in the same pass, an outer
+query unnests them (see :mod:`.rep`).
 
 Exact: joins of every kind, WHERE/HAVING, GROUP BY, DISTINCT, ORDER BY ... LIMIT, CASE,
 derived tables and CTEs (aggregated or not), UNION, positive IN/EXISTS/scalar subqueries
@@ -31,14 +33,15 @@ from .query import rewrite_query, witness_rows
 class Lineage:
     """SQL returning one row per witness (column ``w bigint[]``), and how exact it is.
 
-    ``keyed``: the SQL also returns ``k bigint``, a key equal for equal witnesses that
-    costs less to compute than ``w`` (see :mod:`siselect.search`).
+    ``keyed_sql``, when given: the same witnesses with a second column ``k bigint``, a key
+    equal for equal witnesses that costs less to compute than ``w`` (see
+    :mod:`siselect.search`).
     """
 
     sql: str
     exact: bool = True
     notes: list[str] = field(default_factory=list)
-    keyed: bool = False
+    keyed_sql: str | None = None
 
 
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
@@ -53,10 +56,13 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
     if len(parts) == 1 and not ctx.may_repeat:
         # Different rows give different witnesses here: no need to deduplicate.
-        return Lineage(f"{with_}{parts[0]}", ctx.exact, ctx.notes, keyed=True)
-    union = " UNION ALL ".join(f"({p})" for p in parts)
-    return Lineage(f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all", ctx.exact, ctx.notes,
-                   keyed=True)
+        keyed = f"{with_}{parts[0]}"
+    else:
+        union = " UNION ALL ".join(f"({p})" for p in parts)
+        keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"
+    # The key is not computed where not read (the subquery is pulled up, or its column
+    # dropped, by the planner).
+    return Lineage(f"SELECT w FROM ({keyed}) AS __w", ctx.exact, ctx.notes, keyed_sql=keyed)
 
 
 __all__ = ["Lineage", "UnsupportedLineage", "witness_query"]

@@ -6,7 +6,9 @@
   each group, next to the block's own aggregates (same pass). When FROM items carry multi
   groups, their witnesses are enumerated by LATERAL ``unnest(...) WITH ORDINALITY``, which
   repeats each row; the block's own aggregates then get ``FILTER (WHERE <first copy>)`` so
-  that they still see every row once.
+  that they still see every row once;
+- the answer's own aggregate block, where it can: the rows it groups, as if it did not
+  group, all or those of the groups answered (see :mod:`.groups`).
 """
 
 import sqlglot
@@ -26,23 +28,29 @@ from .analysis import (
 )
 from .collect import Rewritten, collect, wrap
 from .context import Env, UnsupportedLineage, ident_key
+from .groups import answer_keys, survivors_filter
 from .rep import Parts, Rep, Slot, ctid_slot, emit, expansion, parse_expr, pass_through, sql
 from .subqueries import JoinPlan, plan_subqueries
 
 
-def rewrite_select(select: exp.Select, env: Env, flat: bool = False) -> Rewritten:
+def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewritten:
     """Rewrite a SELECT (already copied, its WITH already hoisted).
 
-    ``flat``: the SELECT aggregates and all its groups reach the answer; return the rows it
-    groups instead of its groups (see :func:`.query.every_group_reaches_answer`).
+    ``shape`` "rows" or "survivors": the answer's own aggregate or DISTINCT SELECT,
+    witnessed by the rows it groups (all, or those of the groups it answers: see
+    :mod:`.groups`).
     """
     distinct = select.args.get("distinct")
     plain_distinct = distinct is not None and distinct.args.get("on") is None
-    if plain_distinct and not flat and (is_aggregated(select) or has_window(select)):
+    if plain_distinct and shape == "groups" and (is_aggregated(select) or has_window(select)):
         return _distinct_over_groups(select, env)
     if has_window(select):
         env.ctx.approximate("window function (witness: the row itself)")
+    original = select.copy() if shape == "survivors" else None
     sources = sources_of(select, env.ctx.catalog, env)
+    keys = answer_keys(original, sources) if original is not None else None
+    if shape == "survivors" and keys is None:
+        shape = "groups"
     parts = Parts()
     exposed = [_rewrite_item(source, env, parts) for source in sources]
     aggregated = is_aggregated(select)
@@ -52,8 +60,14 @@ def rewrite_select(select: exp.Select, env: Env, flat: bool = False) -> Rewritte
     names = _names(select, sources, env)
     for plan in plans:
         _attach(select, plan, parts)
-    if flat:
+    if shape == "rows":
         return _ungrouped(select, parts, env)
+    if shape == "survivors":
+        from .query import absorb_offset
+
+        assert original is not None and keys is not None
+        absorb_offset(original, env.ctx)
+        return _ungrouped(select, parts, env, survivors_filter(original, keys, env.ctx.names))
     if plain_distinct:
         select.set("distinct", None)
         select.set("group", exp.Group(expressions=[
@@ -237,16 +251,20 @@ def _finish_plain(select: exp.Select, parts: Parts, env: Env) -> Rep:
     return rep
 
 
-def _ungrouped(select: exp.Select, parts: Parts, env: Env) -> Rewritten:
-    """The rows an aggregate block groups, with their witnesses and none of its own columns.
+def _ungrouped(select: exp.Select, parts: Parts, env: Env,
+               survives: exp.Expr | None = None) -> Rewritten:
+    """The rows an aggregate or DISTINCT block groups (those for which ``survives`` holds),
+    with their witnesses and none of its own columns.
 
     Without GROUP BY the block answers one row even when no row is grouped: that row's
     witness is empty, so one row of NULL witness columns stands in for it.
     """
-    scalar = grouping(select) == "none"
-    for key in ("distinct", "group", "order"):
+    scalar = is_aggregated(select) and grouping(select) == "none"
+    for key in ("distinct", "group", "having", "order", "limit", "offset"):
         select.set(key, None)
     select.set("expressions", [])
+    if survives is not None:
+        select.where(survives, copy=False)
     rep = _finish_plain(select, parts, env)
     if not select.expressions:
         select.set("expressions", [exp.Literal.number(1)])

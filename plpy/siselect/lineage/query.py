@@ -2,17 +2,18 @@
 
 from sqlglot import exp
 
-from .analysis import alias_columns, grouping, is_aggregated, unwrap
+from .analysis import alias_columns, unwrap
 from .collect import Rewritten
 from .context import Context, CteInfo, Env, UnsupportedLineage, ident_key
+from .groups import shape
 from .rep import Parts, expansion, normalized, quoted, repeats_tables, sql, witness_key
 
 
 def rewrite_query(query: exp.Expr, env: Env, top: bool = False) -> Rewritten:
     """A copy of ``query`` returning its own columns followed by witness columns.
 
-    With ``top`` (the query whose answer is witnessed), an aggregate block all of whose
-    groups reach the answer is rewritten *flat*: see :func:`every_group_reaches_answer`.
+    With ``top`` (the query whose answer is witnessed), an aggregate SELECT is witnessed
+    by the rows it groups rather than group by group where it can (see :mod:`.groups`).
     """
     from .block import rewrite_select
     from .setops import rewrite_setop
@@ -25,7 +26,7 @@ def rewrite_query(query: exp.Expr, env: Env, top: bool = False) -> Rewritten:
     query = query.copy()
     env = _hoist_ctes(query, env)
     if isinstance(query, exp.Select):
-        return rewrite_select(query, env, flat=top and every_group_reaches_answer(query))
+        return rewrite_select(query, env, shape(query) if top else "groups")
     if isinstance(query, exp.SetOperation):
         return rewrite_setop(query, env)
     raise UnsupportedLineage(f"{query.key.upper()} query")
@@ -57,30 +58,13 @@ def _hoist_ctes(query: exp.Expr, env: Env) -> Env:
     return env
 
 
-def every_group_reaches_answer(select: exp.Select) -> bool:
-    """Whether ``select`` aggregates and every group it forms is a row of its answer.
-
-    Then the witnesses of the answer are exactly the rows before grouping, one witness
-    each: nothing needs gathering per group (``array_agg``) and spreading out again
-    (``unnest``), so the witness query costs about what a plain join does. HAVING,
-    LIMIT/OFFSET and DISTINCT ON drop groups; grouping sets put a row in several groups.
-    """
-    if not is_aggregated(select) or any(
-            select.args.get(k) for k in ("having", "limit", "offset", "fetch")):
-        return False
-    distinct = select.args.get("distinct")
-    if distinct is not None and distinct.args.get("on") is not None:
-        return False
-    return grouping(select) != "sets"
-
-
 def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     """``SELECT w, k`` for every witness of every row of a rewritten query (may repeat).
 
     ``w`` is the witness (sorted row ids), ``k`` its key (:func:`.rep.witness_key`).
     """
     query = rewritten.query.copy()
-    _absorb_offset(query, ctx)
+    absorb_offset(query, ctx)
     q = ctx.names.fresh("q")
     parts = Parts()
     parts.add_source(q, rewritten.rep)
@@ -91,7 +75,7 @@ def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     return f"SELECT {normalized(slots)} AS w, {witness_key(slots)} AS k FROM {sources}"
 
 
-def _absorb_offset(query: exp.Expr, ctx: Context) -> None:
+def absorb_offset(query: exp.Expr, ctx: Context) -> None:
     """``LIMIT n OFFSET k`` -> ``LIMIT n + k`` at the top: the skipped rows decide which rows
     make the cut, so a sub-instance without them would give other rows."""
     offset = query.args.get("offset")

@@ -13,7 +13,8 @@ A slot that holds no row (the NULL side of an outer join, another side of a UNIO
 and so is a multi group that holds no set (an outer join again): it counts as one empty
 witness. Slots remember the table they hold: ctids travel as they are (cheap to collect)
 and become row ids (:mod:`siselect.rowids`) only in the final witnesses, where row ids of
-different tables compare by table number, so ordering them costs nothing.
+different tables compare by table number, so ordering them costs nothing. Each final witness
+also gets a key computed from the ctids directly (:func:`witness_key`).
 """
 
 from collections.abc import Sequence

@@ -13,7 +13,7 @@ from ..errors import InvalidInput, QueryFailed
 from ..executor import Executor
 from ..lineage import Lineage
 from ..lineage import witness_query as lineage_witness_query
-from ..search import Pool, fetch_pool
+from ..search import Pool, fetch_lineage_pool, fetch_pool
 from .status import available
 from .witness import ProvsqlUnsupported
 from .witness import witness_query as provsql_witness_query
@@ -33,8 +33,7 @@ class Served:
 
 def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str) -> Served:
     lineages = [lineage_witness_query(t, catalog) for t in trees]
-    pool = fetch_pool(executor, lineages[0].sql, lineages[1].sql, seed,
-                      keyed=all(lin.keyed for lin in lineages))
+    pool = fetch_lineage_pool(executor, lineages, seed)
     return Served("lineage", reason, lineages, pool)
 
 
