@@ -82,3 +82,12 @@ def executor(dsn: str, superhero: str):
 
     with connect(dsn, superhero, statement_timeout_ms=30_000) as connection:
         yield PsycopgExecutor(connection)
+
+
+@pytest.fixture
+def chat():
+    """A local chat-completions server, the one test double allowed (for the LLM endpoint)."""
+    from chat_server import ChatServer
+
+    with ChatServer() as server:
+        yield server

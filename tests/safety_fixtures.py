@@ -27,7 +27,6 @@ from types import ModuleType
 import psycopg
 import pytest
 
-from chat_server import ChatServer
 from siselect.executor import quote_ident
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "fixtures" / "hostile"
@@ -348,12 +347,6 @@ def probe(dsn: str) -> Iterator[Probe]:
 # ---- the LLM endpoint -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def chat() -> Iterator[ChatServer]:
-    with ChatServer() as server:
-        yield server
-
-
 _config_lock = threading.Lock()
 
 
@@ -527,7 +520,7 @@ def wait_replayed(replica: Replica, primary_dsn: str, primary: psycopg.Connectio
 
 __all__ = [
     "DbState", "Probe", "Replica", "admin", "assert_clean", "assert_same_state",
-    "bench_module", "chat", "corpus", "db_state", "dsn_as", "fast_llm", "hostile",
+    "bench_module", "corpus", "db_state", "dsn_as", "fast_llm", "hostile",
     "is_clear_error", "leftovers", "llm_settings", "owners_sql", "probe", "refused_url",
     "replica_unavailable", "stable", "start_replica", "wait_for", "wait_replayed",
     "with_dbname",

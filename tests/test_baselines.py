@@ -27,12 +27,6 @@ CANDIDATES = [(0, "SELECT COUNT(*) FROM superhero WHERE height_cm >= 200"),
               (5, "SELECT COUNT(id) FROM superhero WHERE height_cm > 200")]
 
 
-@pytest.fixture
-def chat():
-    with ChatServer() as server:
-        yield server
-
-
 def client_for(server: ChatServer, **settings) -> ChatClient:
     base = dict(base_url=server.base_url, model="test-model", connect_timeout=1.0,
                 read_timeout=2.0, deadline=5.0, retries=0, seed=10)

@@ -18,12 +18,6 @@ MESSAGES = [{"role": "user", "content": "How many?"}]
 INSTANCE = {"hero": {"columns": ["id", "name"], "rows": [[1, "Hulk"], [2, "Thor"]]}}
 
 
-@pytest.fixture
-def chat():
-    with ChatServer() as server:
-        yield server
-
-
 def config_for(server: ChatServer, **settings) -> LLMConfig:
     base = dict(base_url=server.base_url, model="test-model", connect_timeout=1.0,
                 read_timeout=2.0, deadline=10.0, retries=2, backoff=0.01)

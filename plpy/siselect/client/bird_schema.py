@@ -16,7 +16,7 @@ import psycopg
 
 from ..errors import InvalidInput, SiselectError
 from ..executor import quote_ident, quote_literal
-from .loader import MARK, _schema_mark, validate_name
+from .loader import MARK, _schema_mark, recreate_schema, validate_name
 from .sqlite_types import pg_type
 
 
@@ -78,10 +78,7 @@ def create_empty(conn: psycopg.Connection, tables_json_path: Path | str, db_id: 
     tables = tables_of(entry)
     schema = quote_ident(name)
     with conn.transaction():
-        conn.execute("SET LOCAL client_min_messages = warning")
-        if mark is not None:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        conn.execute(f"CREATE SCHEMA {schema}")
+        recreate_schema(conn, name, mark is not None)
         for table in tables:
             cols = ", ".join(f"{quote_ident(c)} {t}" for c, t in table.columns)
             conn.execute(f"CREATE TABLE {schema}.{quote_ident(table.name)} ({cols})")

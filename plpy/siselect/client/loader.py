@@ -185,6 +185,14 @@ def _schema_mark(conn: psycopg.Connection, name: str) -> dict | None | bool:
     return mark if isinstance(mark, dict) and mark.get("mark") == MARK else False
 
 
+def recreate_schema(conn: psycopg.Connection, name: str, existed: bool) -> None:
+    """In the caller's transaction: an empty schema ``name`` (ours is dropped first)."""
+    conn.execute("SET LOCAL client_min_messages = warning")
+    if existed:
+        conn.execute(f"DROP SCHEMA {quote_ident(name)} CASCADE")
+    conn.execute(f"CREATE SCHEMA {quote_ident(name)}")
+
+
 def validate_name(name: str) -> str:
     if not name or len(name) > 63 or name.startswith("pg_") or "\x00" in name:
         raise InvalidInput(f"invalid database name {name!r}", "42602")
@@ -221,10 +229,7 @@ def load(
     descriptions = read_descriptions(path)
     report = LoadReport(name, "loaded")
     with conn.transaction():
-        conn.execute("SET LOCAL client_min_messages = warning")
-        if mark is not None:
-            conn.execute(f"DROP SCHEMA {quote_ident(name)} CASCADE")
-        conn.execute(f"CREATE SCHEMA {quote_ident(name)}")
+        recreate_schema(conn, name, mark is not None)
         for table in tables:
             _create_and_copy(conn, db, name, table, say)
         for table in tables:
