@@ -22,12 +22,14 @@ from .analysis import (
     grouping,
     has_window,
     is_aggregated,
+    outer_references,
     own_aggregates,
     pg_column_name,
     sources_of,
 )
 from .collect import Rewritten, collect, wrap
 from .context import Env, UnsupportedLineage, ident_key
+from .crossed import Item, add_items
 from .groups import answer_keys, survivors_filter
 from .rep import Parts, Rep, Slot, ctid_slot, emit, expansion, parse_expr, pass_through, sql
 from .subqueries import JoinPlan, plan_subqueries
@@ -52,7 +54,9 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewri
     if shape == "survivors" and keys is None:
         shape = "groups"
     parts = Parts()
-    exposed = [_rewrite_item(source, env, parts) for source in sources]
+    items: list[Item] = []
+    exposed = [_rewrite_item(source, env, parts, items) for source in sources]
+    add_items(items, parts, env)
     aggregated = is_aggregated(select)
     plans = plan_subqueries(select, sources, aggregated, env)
     if plain_distinct or plans or any(exposed):
@@ -98,8 +102,9 @@ def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str] | N
     return names
 
 
-def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
-    """Rewrite one FROM item in place and record the slots it provides.
+def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item]) -> bool:
+    """Rewrite one FROM item in place and record what it provides: the slot of a base
+    table in ``parts``, the witness columns of a CTE or derived table in ``items``.
 
     True when the item now shows witness columns of its own (``*`` would see them).
     """
@@ -113,7 +118,8 @@ def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
         if item.args.get("alias") is None:
             item.set("alias", exp.TableAlias(this=item.this.copy()))
         item.set("this", exp.to_identifier(info.global_name))
-        parts.add_source(sql(item.args["alias"].this), info.rep)
+        items.append(Item(sql(item.args["alias"].this), info.rep,
+                          exp.select("*").from_(info.global_name)))
         return True
     if source.table_no is not None:
         assert alias is not None
@@ -125,9 +131,13 @@ def _rewrite_item(source: Source, env: Env, parts: Parts) -> bool:
     if isinstance(inner, exp.Query):
         if alias is None:
             raise UnsupportedLineage("subquery in FROM without an alias")
+        # A LATERAL or correlated item cannot be evaluated alone (see :mod:`.crossed`).
+        alone = not isinstance(item, exp.Lateral) \
+            and not outer_references(inner, env.ctx.catalog, env)
         rewritten = rewrite_query(inner, env)
+        body = rewritten.query.copy() if alone else None
         inner.replace(rewritten.query)
-        parts.add_source(sql(alias), rewritten.rep)
+        items.append(Item(sql(alias), rewritten.rep, body))
         return True
     if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
         raise UnsupportedLineage(f"unknown table {item.sql(dialect='postgres')}")
