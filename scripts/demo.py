@@ -48,6 +48,9 @@ def main() -> None:
         else ["--judge", "reference", "--reference", task["SQL"]]
     )
     step(f"tournament of {len(sqls)} candidates ({judge[1]} judge)")
+    if judge[1] == "reference":
+        print("(the gold query judges; for an LLM judge set SISELECT_LLM_URL, SISELECT_LLM_MODEL "
+              "and OPENAI_API_KEY to an OpenAI-compatible endpoint)\n", flush=True)
     run(
         "tournament",
         "--db",
