@@ -142,3 +142,13 @@ def test_bad_input_is_an_error_with_sqlstate(executor, q1, error, sqlstate):
         separate(executor, q1, TALL)
     assert caught.value.sqlstate == sqlstate
     assert caught.value.message.startswith("q1:")
+
+
+def test_queries_that_disagree_on_no_rows_get_the_empty_instance(executor):
+    q1 = "SELECT COUNT(*) FROM superhero WHERE height_cm > 900"
+    q2 = "SELECT SUM(height_cm) FROM superhero WHERE height_cm > 200"
+    result = separate(executor, q1, q2)
+    assert result["status"] == "separated"
+    assert result["rows"] == 0 and result["instance"] == {}
+    assert result["answers"]["q1"]["rows"] == [[0]]
+    assert result["answers"]["q2"]["rows"] == [[None]]
