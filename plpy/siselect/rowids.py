@@ -21,7 +21,17 @@ def decode(rowid: int) -> tuple[int, str]:
     return table_no, f"({block},{rowid & ((1 << OFFSET_BITS) - 1)})"
 
 
+def rowid_of_tid(table_no: int, tid: str) -> str:
+    """SQL for the row id of the ``tid`` expression ``tid``; NULL stays NULL.
+
+    ``tidsend`` gives the block (4 bytes) and offset (2 bytes) big-endian: read as one
+    48-bit number that is ``block << 16 | offset``, without parsing text (about twice as
+    fast as going through ``ctid::text::point``, which matters for a million witnesses).
+    """
+    assert OFFSET_BITS == 16
+    return f"(({table_no}::bigint << 48) | ('x' || encode(tidsend({tid}), 'hex'))::bit(48)::bigint)"
+
+
 def rowid_sql(table_no: int, alias: str) -> str:
     """SQL for the encoded row id of the current row of table alias ``alias``."""
-    point = f"({quote_ident(alias)}.ctid::text::point)"
-    return f"(({table_no}::bigint << 48) | ({point}[0]::bigint << 16) | {point}[1]::bigint)"
+    return rowid_of_tid(table_no, f"{quote_ident(alias)}.ctid")

@@ -24,7 +24,7 @@ from itertools import count
 import sqlglot
 from sqlglot import exp
 
-from ..rowids import OFFSET_BITS
+from ..rowids import rowid_of_tid
 
 
 def parse_expr(text: str) -> exp.Expr:
@@ -160,22 +160,12 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
     return laterals, firsts, slots
 
 
-def rowid_of(table_no: int, tid: str) -> str:
-    """The row id (see :func:`siselect.rowids.encode`) of a ctid; NULL stays NULL.
-
-    ``tidsend`` gives the block (4 bytes) and offset (2 bytes) big-endian: read as one
-    48-bit number that is ``block << 16 | offset``, without parsing text.
-    """
-    assert OFFSET_BITS == 16
-    return f"(({table_no}::bigint << 48) | ('x' || encode(tidsend({tid}), 'hex'))::bit(48)::bigint)"
-
-
 def normalized(slots: Sequence[Slot]) -> str:
     """A sorted ``bigint[]`` of the distinct row ids held by ``slots`` (empty ones left out)."""
     ordered = sorted(slots, key=lambda s: s.table)
     if not ordered:
         return "'{}'::bigint[]"
-    inner = "ARRAY[" + ", ".join(rowid_of(s.table, s.text) for s in ordered) + "]::bigint[]"
+    inner = "ARRAY[" + ", ".join(rowid_of_tid(s.table, s.text) for s in ordered) + "]::bigint[]"
     if not repeats_tables(ordered):
         return f"array_remove({inner}, NULL)"
     # A table held twice (self-join, CTE read twice): sort and deduplicate.
