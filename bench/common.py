@@ -2,11 +2,11 @@
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 import psycopg
 
+from siselect.client.bench_summary import spread
 from siselect.client.cli import resolve_dsn
 from siselect.client.loader import load
 from siselect.client.pgexec import PsycopgExecutor, connect
@@ -39,14 +39,6 @@ def superhero_tasks(k: int) -> list[dict]:
     return [dict(tasks[int(q)], candidates=c) for q, c in candidates.items() if int(q) in tasks]
 
 
-def quantile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def summary(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {"median": float("nan"), "p95": float("nan"), "max": float("nan")}
-    return {"median": statistics.median(values), "p95": quantile(values, 0.95), "max": max(values)}
+    """Median, p95 and max as ``siselect bench`` computes them; NaN where there are none."""
+    return {k: float("nan") if v is None else v for k, v in spread(values).items()}
