@@ -14,6 +14,7 @@ import os
 import re
 import time
 import types
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from .errors import ConfigError, JudgeReplyInvalid, JudgeUnavailable
 from .instances import FORMATS
 from .judges import JudgeAnswer, JudgeContext
 from .prompts import build_messages, parse_answer
+from .redact import ERROR_BODY_CHARS, redact, redact_url, request_renderings, url_secrets
 
 MAX_BACKOFF_SECONDS = 30.0
 MAX_VOTE_TEXT = 4000
@@ -114,20 +116,21 @@ class LLMConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings for a report, the API key masked."""
+        """The settings for a report, the API key masked and the URL redacted."""
         data = dataclasses.asdict(self)
         data["api_key"] = "***" if self.api_key else None
+        data["base_url"] = redact_url(self.base_url)
         return data
 
     def endpoint(self) -> str:
         """The chat-completions URL: ``base_url`` + ``/chat/completions`` (``/v1`` added to
         a bare host; a URL already ending in ``/chat/completions`` is used as given)."""
-        url = self.base_url.rstrip("/")
-        if url.endswith("/chat/completions"):
-            return url
-        if not re.match(r"https?://[^/]+/.", url + "/"):
-            url += "/v1"
-        return url + "/chat/completions"
+        # The query string (``?api-version=...``) stays after the path, where it belongs.
+        parts = urllib.parse.urlsplit(self.base_url)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/chat/completions"):
+            path = (path or "/v1") + "/chat/completions"
+        return urllib.parse.urlunsplit(parts._replace(path=path, fragment=""))
 
     def request_body(self, messages: list[dict[str, str]], seed: int | None) -> dict[str, Any]:
         """The JSON body of one chat-completions request."""
@@ -216,7 +219,8 @@ def _validate(config: LLMConfig) -> None:
         if _is_number(value) and not low <= value <= high:
             raise ConfigError(f"LLM setting {f.name}={value} is outside [{low}, {high}]")
     if not re.match(r"https?://[^/\s]+", config.base_url):
-        raise ConfigError(f"the LLM base_url must be an http(s) URL, not {config.base_url!r}")
+        raise ConfigError("the LLM base_url must be an http(s) URL, not "
+                          f"{redact_url(config.base_url)!r}")
     if config.format not in FORMATS:
         raise ConfigError(f"unknown instance format {config.format!r}; use {', '.join(FORMATS)}")
     clash = RESERVED_EXTRA & set(config.extra)
@@ -255,6 +259,8 @@ class ChatClient:
     def __init__(self, config: LLMConfig, session: requests.Session | None = None):
         self.config = config
         self.url = config.endpoint()
+        self.shown_url = redact_url(self.url)  # the only form of the URL in messages
+        self.secrets = [config.api_key, *url_secrets(self.url)]
         self.session = session or requests.Session()
         self.headers = {"Content-Type": "application/json", "Accept": "application/json",
                         "User-Agent": f"siselect/{__version__}"}
@@ -278,9 +284,25 @@ class ChatClient:
     def chat(self, messages: list[dict[str, str]], seed: Any = _USE_CONFIG) -> Completion:
         """One completion, retried with exponential backoff on connection errors, timeouts,
         429 and 5xx. Raises :class:`JudgeUnavailable` when it gives up and
-        :class:`JudgeReplyInvalid` when the endpoint's reply is unusable."""
+        :class:`JudgeReplyInvalid` when the endpoint's reply is unusable; their messages
+        are redacted (:mod:`siselect.redact`): they end up in results and reports."""
         cfg = self.config
         body = cfg.request_body(messages, cfg.seed if seed is _USE_CONFIG else seed)
+        try:
+            return self._chat(body)
+        except (JudgeUnavailable, JudgeReplyInvalid) as exc:
+            # ``from None``: the cause's text (requests' errors) holds the full URL.
+            raise type(exc)(self._shown(exc.message, body)) from None
+
+    def _shown(self, text: str, body: dict[str, Any], limit: int | None = None) -> str:
+        """``text`` with this client's secrets and any echo of ``body`` removed."""
+        echoes = request_renderings(body)
+        if limit is None:
+            return redact(text, self.secrets, echoes)
+        return redact(text, self.secrets, echoes, limit)
+
+    def _chat(self, body: dict[str, Any]) -> Completion:
+        cfg = self.config
         started = time.monotonic()
         deadline = started + cfg.deadline
         attempt = 0
@@ -304,7 +326,7 @@ class ChatClient:
         if attempt > cfg.retries or time.monotonic() + pause >= deadline:
             why = "retries exhausted" if attempt > cfg.retries else f"deadline of {cfg.deadline:g}s"
             raise JudgeUnavailable(
-                f"the LLM endpoint {self.url} is unavailable ({why}; {attempt} attempt(s) "
+                f"the LLM endpoint {self.shown_url} is unavailable ({why}; {attempt} attempt(s) "
                 f"in {spent:.1f}s): {failure}")
         return pause
 
@@ -320,16 +342,18 @@ class ChatClient:
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise _Retry(_describe(exc, timeout)) from exc
         except requests.RequestException as exc:
-            raise JudgeUnavailable(f"cannot call the LLM endpoint {self.url}: {exc}") from exc
+            raise JudgeUnavailable(f"cannot call the LLM endpoint {self.shown_url}: "
+                                   f"{type(exc).__name__}") from exc
         with response:
             status = response.status_code
-            if status == 429 or status >= 500:
-                raise _Retry(f"HTTP {status}: {_error_text(response)}", _retry_after(response))
-            if status != 200:
-                raise JudgeUnavailable(f"the LLM endpoint {self.url} refused the request: "
-                                       f"HTTP {status}: {_error_text(response)}")
+            if status == 429 or status >= 500 or status != 200:
+                said = self._shown(_error_text(response), body, ERROR_BODY_CHARS)
+                if status == 429 or status >= 500:
+                    raise _Retry(f"HTTP {status}: {said}", _retry_after(response))
+                raise JudgeUnavailable(f"the LLM endpoint {self.shown_url} refused the "
+                                       f"request: HTTP {status}: {said}")
             raw = self._read(response, deadline, timeout)
-        return _completion(raw)
+        return _completion(raw, lambda text: self._shown(text, body, ERROR_BODY_CHARS))
 
     def _read(self, response: requests.Response, deadline: float,
               timeout: tuple[float, float]) -> bytes:
@@ -348,8 +372,9 @@ class ChatClient:
                 if size > cap:
                     raise JudgeReplyInvalid(f"the reply passed max_response_bytes={cap}")
                 if time.monotonic() > deadline:
-                    raise JudgeUnavailable(f"the LLM endpoint {self.url} was still sending its "
-                                           f"reply at the deadline of {self.config.deadline:g}s")
+                    raise JudgeUnavailable(f"the LLM endpoint {self.shown_url} was still "
+                                           "sending its reply at the deadline of "
+                                           f"{self.config.deadline:g}s")
                 chunks.append(chunk)
         except (requests.ConnectionError, requests.Timeout,
                 requests.exceptions.ChunkedEncodingError) as exc:
@@ -382,13 +407,35 @@ def _describe(exc: Exception, timeout: tuple[float, float]) -> str:
     return errno.group(0) if errno else f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _error_text(response: requests.Response, limit: int = 300) -> str:
-    """The start of an error reply, for the message (never the whole body)."""
+ERROR_BODY_READ = 4096  # bytes of an error reply read to find its message
+
+
+def _error_text(response: requests.Response) -> str:
+    """What an error reply says: its ``error.message`` (or ``message``) when it is JSON,
+    else its start; never more than ERROR_BODY_READ bytes are read. Not yet redacted."""
     try:
-        head = next(response.iter_content(limit), b"")
+        head = next(response.iter_content(ERROR_BODY_READ), b"")[:ERROR_BODY_READ]
     except requests.RequestException:
         return "(no readable body)"
-    return " ".join(head[:limit].decode("utf-8", "replace").split()) or "(empty body)"
+    text = head.decode("utf-8", "replace")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    said = _error_message(payload)
+    return said if said is not None else (" ".join(text.split()) or "(empty body)")
+
+
+def _error_message(payload: Any) -> str | None:
+    """The message of an OpenAI-style (``{"error": {"message": ...}}``) or vLLM-style
+    (``{"message": ...}``) error object: the other fields may echo the request."""
+    if not isinstance(payload, dict):
+        return None
+    error = payload.get("error")
+    if isinstance(error, dict):
+        error = error.get("message")
+    said = error if error is not None else payload.get("message")
+    return said if isinstance(said, str) else None
 
 
 def _retry_after(response: requests.Response) -> float | None:
@@ -396,15 +443,18 @@ def _retry_after(response: requests.Response) -> float | None:
     return float(value) if re.fullmatch(r"\d+(\.\d+)?", value) else None
 
 
-def _completion(raw: bytes) -> Completion:
-    """The text of choices[0] of a chat-completion reply body."""
+def _completion(raw: bytes, shown: Any = str) -> Completion:
+    """The text of choices[0] of a chat-completion reply body; ``shown`` makes the
+    reply's text fit for an error message (redacted and cut)."""
     try:
         payload = json.loads(raw)
     except ValueError as exc:
-        head = " ".join(raw[:200].decode("utf-8", "replace").split())
-        raise JudgeReplyInvalid(f"the endpoint's reply is not JSON: {head!r}") from exc
+        head = raw[:ERROR_BODY_READ].decode("utf-8", "replace")
+        raise JudgeReplyInvalid(f"the endpoint's reply is not JSON: {shown(head)!r}") from exc
     if isinstance(payload, dict) and "error" in payload and "choices" not in payload:
-        raise JudgeReplyInvalid(f"the endpoint reported an error: {str(payload['error'])[:300]}")
+        said = _error_message(payload)
+        raise JudgeReplyInvalid("the endpoint reported an error: "
+                                f"{shown(said if said is not None else str(payload['error']))}")
     try:
         choice = payload["choices"][0]
         content = choice["message"]["content"]
