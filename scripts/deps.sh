@@ -4,7 +4,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 apt_packages=(postgresql-15 postgresql-server-dev-15 postgresql-plpython3-15
-              postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl sqlite3)
+              postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl sqlite3
+              chromium)  # the browser tests' (Playwright drives it; no downloaded browser)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,7 +20,7 @@ if ((${#missing[@]})); then
 fi
 
 python="${PYTHON:-python3}"
-if ! "$python" -c "import siselect, psycopg, pytest_postgresql, matplotlib, markdown, ruff, mypy, hypothesis" 2>/dev/null \
+if ! "$python" -c "import siselect, psycopg, pytest_postgresql, matplotlib, jinja2, ruff, mypy, hypothesis, playwright" 2>/dev/null \
    || [[ "$("$python" -c 'import siselect,os;print(os.path.realpath(siselect.__file__))')" != "$here"/* ]]; then
   echo "deps: installing the siselect client and test tools for $python" >&2
   "$python" -m pip install --quiet --disable-pip-version-check -e "$here[client,test]"

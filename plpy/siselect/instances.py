@@ -59,37 +59,47 @@ def to_json(instance: Instance) -> str:
     return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
 
 
-def _markdown_cell(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A canonical value as people and the judge read it: NULL, true/false, "" for the
+    empty string (an empty cell would read as a missing value), JSON for the rest."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
     if value == "":
-        return '""'  # an empty cell would read as a missing value
-    text = value if isinstance(value, str) else _json(_json_value(value))
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
+        return '""'
+    return value if isinstance(value, str) else _json(_json_value(value))
+
+
+def _markdown_cell(value: Any, escape: Callable[[str], str] | None = None) -> str:
+    text = value_text(value)
+    # ``escape`` (reports) handles backslashes itself, with the rest of Markdown's syntax.
+    text = escape(text) if escape else text.replace("\\", "\\\\")
+    text = text.replace("|", "\\|")
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
-def markdown_table(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+def markdown_table(columns: Sequence[Any], rows: Sequence[Sequence[Any]],
+                   escape: Callable[[str], str] | None = None) -> str:
     """A Markdown table: a header, a rule and a line a row, every cell escaped so that it
-    stays one cell ("" for no columns)."""
+    stays one cell ("" for no columns); ``escape`` also applies to each cell's text."""
     if not columns:
         return ""
-    lines = ["| " + " | ".join(_markdown_cell(c) for c in columns) + " |",
+    lines = ["| " + " | ".join(_markdown_cell(c, escape) for c in columns) + " |",
              "|" + " --- |" * len(columns)]
-    lines += ["| " + " | ".join(_markdown_cell(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_markdown_cell(v, escape) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def to_markdown(instance: Instance, level: int = 3) -> str:
+def to_markdown(instance: Instance, level: int = 3,
+                escape: Callable[[str], str] | None = None) -> str:
     """One Markdown table per database table, under a heading (of ``level``) with its
     name and row count."""
     parts = []
     for name, columns, rows in tables(instance):
         count = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
-        heading = f"{'#' * level} {_markdown_cell(name)} ({count})"
-        table = markdown_table(columns, rows)
+        heading = f"{'#' * level} {_markdown_cell(name, escape)} ({count})"
+        table = markdown_table(columns, rows, escape)
         parts.append(f"{heading}\n\n{table}" if table else heading)
     return "\n\n".join(parts)
 

@@ -1,21 +1,63 @@
-"""Tournament reports for people: Markdown (also from SQL) and HTML (from the CLI).
+"""Tournament reports for people: Markdown here (also from SQL, ``tournament_report``);
+HTML from the same result through an autoescaped template (:mod:`siselect.client.report_html`).
 
 Each duel shows the rows of D', the judge's votes, both answers and the verdict; when
 a reference query disagrees with the judge on D', the duel is marked as evidence
 against the reference (paper section IV).
+
+Every text in a report may come from someone untrusted (candidate SQL, database values,
+column names, the question, the judge's reply), and Markdown passes raw HTML and links
+through to whoever renders it: text goes through :func:`md_text` or :func:`md_code`, SQL
+into a fence longer than any run of backticks it holds.
 """
 
 import html
 import json
+import re
 from typing import Any
 
 from .instances import markdown_table, to_markdown
+
+# Backslash-escaped: links, images, emphasis, code spans, HTML entities' '&' (as &amp;).
+_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]{}()#!~])")
+
+
+def md_text(text: Any) -> str:
+    """``text`` as literal Markdown inline text: Markdown syntax backslash-escaped and
+    ``&``, ``<``, ``>`` as entities, so no renderer makes a tag, a link or an image of it."""
+    return html.escape(_MD_PUNCTUATION.sub(r"\\\1", str(text)), quote=False)
+
+
+def _inline(text: Any) -> str:
+    """Text on one line (a newline could start a heading, a list or a raw HTML block)."""
+    return md_text(" ".join(str(text).split()))
+
+
+def _backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def md_code(text: Any) -> str:
+    """``text`` as an inline code span (shown literally), on one line."""
+    flat = " ".join(str(text).split())
+    tick = "`" * (_backtick_run(flat) + 1)
+    return f"{tick} {flat} {tick}"
+
+
+def md_fence(text: str, info: str = "sql") -> str:
+    """A fenced code block no line of ``text`` can close."""
+    fence = "`" * max(3, _backtick_run(text) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _table(columns: list[Any], rows: list[list[Any]]) -> str:
+    return markdown_table(columns, rows, md_text)
 
 
 def _answer(label: str, answer: dict[str, Any] | None) -> str:
     if not answer:
         return ""
-    return f"**{label}**\n\n{markdown_table(answer['columns'], answer['rows'])}\n"
+    return f"**{label}**\n\n{_table(answer['columns'], answer['rows'])}\n"
 
 
 def _votes(judge: dict[str, Any]) -> str:
@@ -23,9 +65,9 @@ def _votes(judge: dict[str, Any]) -> str:
     for i, vote in enumerate(judge.get("votes") or [], 1):
         parsed = vote.get("rows")
         shown = (
-            json.dumps(parsed, ensure_ascii=False)
+            md_code(json.dumps(parsed, ensure_ascii=False))
             if parsed is not None
-            else f"unreadable ({vote.get('error', 'no answer')})"
+            else f"unreadable ({_inline(vote.get('error') or 'no answer')})"
         )
         lines.append(f"{i}. {shown}")
     return "\n".join(lines)
@@ -35,14 +77,14 @@ def duel_markdown(d: dict[str, Any]) -> str:
     parts = [
         f"### Candidate {d['a']} (A) vs candidate {d['b']} (B): "
         f"{ {'a': 'A wins', 'b': 'B wins'}.get(d['verdict'], 'draw') }\n",
-        f"{d['reason']}.\n",
+        f"{_inline(d['reason'])}.\n",
     ]
     if d.get("instance"):
         parts.append(f"Separating instance D' ({d.get('rows')} rows):\n")
-        parts.append(to_markdown(d["instance"]))
+        parts.append(to_markdown(d["instance"], escape=md_text))
         judge = d.get("judge", {})
-        answer = json.dumps(judge.get("rows"), ensure_ascii=False)
-        parts.append(f"\n**Judge ({judge.get('name')})**: {answer}\n")
+        answer = md_code(json.dumps(judge.get("rows"), ensure_ascii=False))
+        parts.append(f"\n**Judge ({_inline(judge.get('name'))})**: {answer}\n")
         votes = _votes(judge)
         if votes:
             parts.append(f"Votes:\n\n{votes}\n")
@@ -60,45 +102,26 @@ def duel_markdown(d: dict[str, Any]) -> str:
 
 def markdown_report(result: dict[str, Any]) -> str:
     """The whole tournament as Markdown."""
-    lines = [f"# Tournament: {result.get('question', '')}\n"]
+    lines = [f"# Tournament: {_inline(result.get('question', ''))}\n"]
     winner = result.get("winner")
     if winner is None:
-        lines.append(f"No winner: {result.get('reason')}.\n")
+        lines.append(f"No winner: {_inline(result.get('reason'))}.\n")
         return "\n".join(lines)
     lines.append(
-        f"**Winner**: candidate {winner['index']} (decided by {result['decided_by']}; "
-        f"judge: {result['judge']})\n\n```sql\n{winner['sql']}\n```\n"
+        f"**Winner**: candidate {winner['index']} (decided by {_inline(result['decided_by'])}; "
+        f"judge: {_inline(result['judge'])})\n\n{md_fence(winner['sql'])}\n"
     )
     rows = [
         [g["representative"], ", ".join(map(str, g["members"])), g["size"], g["score"]]
         for g in result.get("groups", [])
     ]
     lines.append("## Scores\n")
-    lines.append(markdown_table(["representative", "members", "group size", "score"], rows))
+    lines.append(_table(["representative", "members", "group size", "score"], rows))
     for drop in result.get("dropped", []):
         lines.append(
-            f"\n- candidate {drop['index']} dropped out: {drop['message']} "
-            f"(SQLSTATE {drop['sqlstate']})"
+            f"\n- candidate {drop['index']} dropped out: {_inline(drop['message'])} "
+            f"(SQLSTATE {_inline(drop['sqlstate'])})"
         )
     lines.append("\n## Duels\n")
     lines += [duel_markdown(d) for d in result.get("duels", [])]
     return "\n".join(lines)
-
-
-def html_report(result: dict[str, Any]) -> str:
-    """The Markdown report inside a minimal standalone HTML page."""
-    try:
-        import markdown  # client-side only; the server never renders HTML
-    except ImportError:
-        body = f"<pre>{html.escape(markdown_report(result))}</pre>"
-    else:
-        body = markdown.markdown(markdown_report(result), extensions=["tables", "fenced_code"])
-    title = html.escape(str(result.get("question", "tournament")))
-    style = (
-        "body{font-family:sans-serif;max-width:60em;margin:auto}"
-        "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}"
-    )
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>{style}</style></head><body>{body}</body></html>\n"
-    )
