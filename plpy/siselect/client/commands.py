@@ -298,7 +298,8 @@ def tournament_cmd(args: argparse.Namespace) -> int:
 def write_report(result: dict, path: str) -> None:
     from pathlib import Path
 
-    from ..report import html_report, markdown_report
+    from ..report import markdown_report
+    from .report_html import html_report
 
     target = Path(path)
     text = (
