@@ -49,6 +49,12 @@ def _load(sub) -> None:
     p.add_argument("file", type=path_arg, help="the .sqlite file")
     p.add_argument("--name", help="name to load it under (default: the file's stem)")
     p.add_argument("--force", action="store_true", help="reload even if unchanged")
+    p.add_argument(
+        "--cascade",
+        action="store_true",
+        help="replace a schema loaded from another file, and drop the objects outside it "
+        "that depend on it (listed); without it such a reload is refused",
+    )
     common(p, db=False)
 
 
@@ -58,7 +64,11 @@ def load_cmd(args: argparse.Namespace) -> int:
     from .pgexec import connect
 
     with connect(resolve_dsn(args)) as conn:
-        report = load(conn, args.file, args.name, say=info, force=args.force)
+        report = load(
+            conn, args.file, args.name, say=info, force=args.force, cascade=args.cascade
+        )
+    for dropped in report.dropped:
+        info(f"dropped (--cascade): {dropped}")
     for warning in report.warnings:
         info(f"warning: {warning}")
     total = sum(report.tables.values())

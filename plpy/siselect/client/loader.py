@@ -11,6 +11,7 @@ import io
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,7 @@ class LoadReport:
     status: str  # "loaded", "unchanged"
     tables: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # outside objects --cascade dropped
     seconds: float = 0.0
 
 
@@ -185,12 +187,155 @@ def _schema_mark(conn: psycopg.Connection, name: str) -> dict | None | bool:
     return mark if isinstance(mark, dict) and mark.get("mark") == MARK else False
 
 
-def recreate_schema(conn: psycopg.Connection, name: str, existed: bool) -> None:
-    """In the caller's transaction: an empty schema ``name`` (ours is dropped first)."""
-    conn.execute("SET LOCAL client_min_messages = warning")
-    if existed:
-        conn.execute(f"DROP SCHEMA {quote_ident(name)} CASCADE")
-    conn.execute(f"CREATE SCHEMA {quote_ident(name)}")
+_EXTERNAL_DEPENDENTS_SQL = """
+WITH target AS (
+  SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = %(schema)s
+), inside(classid, objid) AS (
+  SELECT 'pg_catalog.pg_namespace'::pg_catalog.regclass, oid FROM target
+  UNION ALL SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, c.oid
+    FROM pg_catalog.pg_class c JOIN target ON c.relnamespace = target.oid
+  UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid
+    FROM pg_catalog.pg_type t JOIN target ON t.typnamespace = target.oid
+  UNION ALL SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid
+    FROM pg_catalog.pg_proc p JOIN target ON p.pronamespace = target.oid
+  UNION ALL SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid
+    FROM pg_catalog.pg_constraint k JOIN target ON k.connamespace = target.oid
+), dependent AS (
+  -- An internal dependency is a part of the object it depends on (a toast table);
+  -- a view's rule, a trigger, a policy or a default stands for its relation.
+  SELECT CASE WHEN d.classid IN ('pg_catalog.pg_rewrite'::pg_catalog.regclass,
+                                 'pg_catalog.pg_trigger'::pg_catalog.regclass,
+                                 'pg_catalog.pg_policy'::pg_catalog.regclass,
+                                 'pg_catalog.pg_attrdef'::pg_catalog.regclass)
+              THEN 'pg_catalog.pg_class'::pg_catalog.regclass ELSE d.classid END AS classid,
+         CASE d.classid
+           WHEN 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+             THEN (SELECT ev_class FROM pg_catalog.pg_rewrite WHERE oid = d.objid)
+           WHEN 'pg_catalog.pg_trigger'::pg_catalog.regclass
+             THEN (SELECT tgrelid FROM pg_catalog.pg_trigger WHERE oid = d.objid)
+           WHEN 'pg_catalog.pg_policy'::pg_catalog.regclass
+             THEN (SELECT polrelid FROM pg_catalog.pg_policy WHERE oid = d.objid)
+           WHEN 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+             THEN (SELECT adrelid FROM pg_catalog.pg_attrdef WHERE oid = d.objid)
+           ELSE d.objid END AS objid
+  FROM pg_catalog.pg_depend d
+  JOIN inside i ON d.refclassid = i.classid AND d.refobjid = i.objid
+  WHERE d.deptype <> 'i'
+)
+SELECT DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, 0) AS what
+FROM dependent d
+WHERE NOT EXISTS (SELECT 1 FROM inside i WHERE i.classid = d.classid AND i.objid = d.objid)
+ORDER BY what
+"""
+
+_GRANTS_SQL = """
+WITH target AS (
+  SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = %(schema)s
+), acl AS (
+  SELECT c.relname, NULL::name AS attname, c.relowner, a.grantee, a.privilege_type,
+         a.is_grantable
+  FROM pg_catalog.pg_class c JOIN target ON c.relnamespace = target.oid,
+       pg_catalog.aclexplode(c.relacl) a
+  WHERE c.relkind IN ('r', 'p')
+  UNION ALL
+  SELECT c.relname, t.attname, c.relowner, a.grantee, a.privilege_type, a.is_grantable
+  FROM pg_catalog.pg_class c JOIN target ON c.relnamespace = target.oid
+  JOIN pg_catalog.pg_attribute t ON t.attrelid = c.oid AND t.attnum > 0
+       AND NOT t.attisdropped,
+       pg_catalog.aclexplode(t.attacl) a
+  WHERE c.relkind IN ('r', 'p')
+)
+SELECT relname, attname, privilege_type,
+       CASE WHEN grantee = 0 THEN 'PUBLIC'
+            ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END,
+       is_grantable
+FROM acl WHERE grantee <> relowner
+ORDER BY 1, 2 NULLS FIRST, 4, 3
+"""
+
+
+@dataclass
+class Grant:
+    """A privilege some role holds on a loaded table (or one of its columns)."""
+
+    table: str
+    column: str | None
+    privilege: str
+    grantee: str  # already quoted, or PUBLIC
+    grantable: bool
+
+    def sql(self, schema: str) -> str:
+        columns = f" ({quote_ident(self.column)})" if self.column is not None else ""
+        option = " WITH GRANT OPTION" if self.grantable else ""
+        return (
+            f"GRANT {self.privilege}{columns} ON TABLE {quote_ident(schema)}."
+            f"{quote_ident(self.table)} TO {self.grantee}{option}"
+        )
+
+    def describe(self) -> str:
+        target = self.table if self.column is None else f"{self.table}.{self.column}"
+        return f"{self.privilege} on {target} to {self.grantee}"
+
+
+def external_dependents(conn: psycopg.Connection, name: str) -> list[str]:
+    """Objects outside schema ``name`` that dropping its contents would drop too."""
+    rows = conn.execute(_EXTERNAL_DEPENDENTS_SQL, {"schema": name}).fetchall()
+    return [r[0] for r in rows]
+
+
+def table_grants(conn: psycopg.Connection, name: str) -> list[Grant]:
+    """Privileges on the schema's tables held by roles other than their owner."""
+    return [Grant(*r) for r in conn.execute(_GRANTS_SQL, {"schema": name}).fetchall()]
+
+
+def recreate_schema(
+    conn: psycopg.Connection, name: str, existed: bool, cascade: bool = False
+) -> list[str]:
+    """In the caller's transaction: schema ``name``, emptied of its tables (ours only).
+
+    The schema itself is kept (its owner, privileges and the objects in it that are not
+    tables stay). Objects outside it that depend on its tables are dropped only with
+    ``cascade``; otherwise they make this fail (2BP01) and are listed. Returns the
+    outside objects dropped.
+    """
+    if not existed:
+        conn.execute(f"CREATE SCHEMA {quote_ident(name)}")
+        return []
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname) "
+            "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind IN ('r', 'p') "
+            "ORDER BY c.relname",
+            (name,),
+        ).fetchall()
+    ]
+    if not tables:
+        return []
+    # Locked first, so no view can start to depend on them between the check and the drop.
+    conn.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
+    outside = external_dependents(conn, name)
+    if outside and not cascade:
+        raise SiselectError(
+            f"cannot replace schema {name!r}: {len(outside)} object(s) outside it depend on "
+            f"it: {'; '.join(outside)}. Drop them first, or reload with --cascade to drop "
+            "them too",
+            "2BP01",
+            detail="\n".join(outside),
+        )
+    # One statement for all tables, so keys between them are no obstacle to RESTRICT.
+    try:
+        conn.execute(f"DROP TABLE {', '.join(tables)} {'CASCADE' if cascade else 'RESTRICT'}")
+    except psycopg.errors.DependentObjectsStillExist as exc:
+        detail = exc.diag.message_detail or ""
+        raise SiselectError(
+            f"cannot replace schema {name!r}: other objects depend on its tables: "
+            f"{' '.join(detail.split())}",
+            "2BP01",
+            detail=detail,
+        ) from None
+    return outside
 
 
 def validate_name(name: str) -> str:
@@ -207,8 +352,14 @@ def load(
     name: str | None = None,
     say: Say = lambda _: None,
     force: bool = False,
+    cascade: bool = False,
 ) -> LoadReport:
-    """Load ``path`` into schema ``name`` (default: the file's stem)."""
+    """Load ``path`` into schema ``name`` (default: the file's stem).
+
+    ``force`` reloads an unchanged file. Replacing a schema loaded from another file, or
+    one that objects outside it depend on (views, keys, functions of other users), needs
+    ``cascade``, which drops those objects too and lists them in the report.
+    """
     import time
 
     started = time.perf_counter()
@@ -225,11 +376,19 @@ def load(
         report = LoadReport(name, "unchanged", mark.get("tables", {}))
         report.seconds = time.perf_counter() - started
         return report
+    source = str(path.resolve())
+    if isinstance(mark, dict) and mark.get("source") != source and not cascade:
+        raise SiselectError(
+            f"schema {name!r} holds a database loaded from {mark.get('source')!r}; "
+            f"replacing it with {source!r} needs --cascade",
+            "42P06",
+        )
     tables = read_schema(db)
     descriptions = read_descriptions(path)
     report = LoadReport(name, "loaded")
-    with conn.transaction():
-        recreate_schema(conn, name, mark is not None)
+    with conn.transaction(), _notices_to(conn, say):
+        grants = table_grants(conn, name) if mark is not None else []
+        report.dropped = recreate_schema(conn, name, mark is not None, cascade)
         for table in tables:
             _create_and_copy(conn, db, name, table, say)
         for table in tables:
@@ -237,18 +396,39 @@ def load(
         for table in tables:
             _add_foreign_keys(conn, name, table, report)
         _comment_columns(conn, name, tables, descriptions)
+        _restore_grants(conn, name, grants, report)
         for table in tables:
             report.tables[table.name] = _verify(conn, db, name, table)
             say(f"{table.name}: {report.tables[table.name]} rows, checksum matches")
         conn.execute(f"ANALYZE")  # noqa: F541 - statistics for the planner
         mark_text = json.dumps(
-            {"mark": MARK, "source": str(path.resolve()), "sha256": digest, "tables": report.tables}
+            {"mark": MARK, "source": source, "sha256": digest, "tables": report.tables}
         )
         conn.execute(
             f"COMMENT ON SCHEMA {quote_ident(name)} IS {quote_literal(mark_text)}"
         )
     report.seconds = time.perf_counter() - started
     return report
+
+
+@contextmanager
+def _notices_to(conn: psycopg.Connection, say: Say) -> Iterator[None]:
+    """Pass the server's notices (what a drop cascaded to, say) on to ``say``."""
+
+    def handler(diag: psycopg.errors.Diagnostic) -> None:
+        say(" ".join(filter(None, [diag.message_primary, diag.message_detail])))
+
+    conn.add_notice_handler(handler)
+    try:
+        yield
+    finally:
+        conn.remove_notice_handler(handler)
+
+
+def _restore_grants(conn, schema: str, grants: list[Grant], report: LoadReport) -> None:
+    """Grant again what roles held on the replaced tables, where the new tables allow it."""
+    for grant in grants:
+        _try(conn, grant.sql(schema), report, f"privilege not kept: {grant.describe()}")
 
 
 def _create_and_copy(conn, db, schema: str, table: SqliteTable, say: Say) -> None:
