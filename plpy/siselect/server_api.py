@@ -24,17 +24,14 @@ def separate_entry(plpy: Any, q1: str, q2: str, search_path: str, **options: Any
 @register("materialize")
 def materialize_entry(plpy: Any, instance: str, schema: str | None, search_path: str) -> str:
     catalog = load_catalog(PlpyExecutor(plpy, search_path))
-    for sql, records in statements(json.loads(instance), catalog, schema):
+    name, steps = statements(json.loads(instance), catalog, schema)
+    for sql, records in steps:
         if records is None:
             plpy.execute(sql)
         else:
             plan = plpy.prepare(sql, ["jsonb"])
             plpy.execute(plan, [json.dumps(records)])
-    if schema is None:
-        return plpy.execute(
-            "SELECT nspname::text AS s FROM pg_namespace WHERE oid = pg_my_temp_schema()"
-        )[0]["s"]
-    return schema
+    return name
 
 
 class _CancellableClient:
