@@ -10,8 +10,12 @@ unset SISELECT_DSN
 "$python" -m ruff check plpy tests bench
 "$python" -m mypy --no-error-summary
 
-dsn="$("$python" -m siselect server start | tail -n 1)"
+# The superuser's DSN: fixtures create databases and load. It names the cluster's passfile
+# (no password in it); PGPASSFILE hands that file to psql and pg_prove below.
+dsn="$("$python" -m siselect server start --admin | tail -n 1)"
 export SISELECT_TEST_DSN="$dsn"
+PGPASSFILE="$("$python" -c "import urllib.parse,sys; print(urllib.parse.parse_qs(urllib.parse.urlparse(sys.argv[1]).query)['passfile'][0])" "$dsn")"
+export PGPASSFILE
 trap '"$python" -m siselect server stop >/dev/null' EXIT
 
 status=0

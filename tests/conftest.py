@@ -23,21 +23,34 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def _cluster_dsn() -> str:
     if os.environ.get("SISELECT_TEST_DSN"):
         return os.environ["SISELECT_TEST_DSN"]
-    from siselect.client.embedded import Cluster
+    from siselect.client.embedded import Cluster, ensure_database
 
     local = Cluster(
         Path(os.environ.get("SISELECT_TEST_HOME", f"/tmp/siselect-tests-{os.getuid()}"))
     )
     local.start()
+    ensure_database(local)  # creates the runner role's grants, as `server start` does
     return local.dsn("postgres")
+
+
+def _use_passfile(dsn: str) -> None:
+    """The embedded cluster's DSNs name a passfile; clients given host, port and user
+    instead of the DSN (the janitor, pg_basebackup, psql) find the password through
+    PGPASSFILE."""
+    passfile = urllib.parse.parse_qs(urllib.parse.urlparse(dsn).query).get("passfile")
+    if passfile:
+        os.environ["PGPASSFILE"] = passfile[0]
 
 
 @pytest.fixture(scope="session")
 def cluster_dsn() -> str:
+    """A superuser DSN (scripts/test.sh: `siselect server start --admin`)."""
     try:
-        return _cluster_dsn()
+        found = _cluster_dsn()
     except Exception as exc:  # no server binaries: integration tests cannot run here
         pytest.skip(f"no PostgreSQL cluster available: {exc}")
+    _use_passfile(found)
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import pwd
+import secrets
 import shutil
 import socket
 import sqlite3
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from siselect.executor import quote_ident
@@ -185,10 +187,15 @@ def assert_clean(conn: psycopg.Connection, before: DbState, settle: float = 10.0
 
 
 def dsn_as(dsn: str, user: str) -> str:
-    """The same server and database, logged in as ``user`` (trust authentication)."""
+    """The same server and database, logged in as ``user``: ``dsn`` (a superuser's) gives
+    the role a fresh password, since the embedded cluster trusts no connection."""
+    password = secrets.token_urlsafe(16)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+            psycopg.sql.Identifier(user), psycopg.sql.Literal(password)))
     url = urllib.parse.urlparse(dsn)
     host = url.hostname or "127.0.0.1"
-    netloc = f"{urllib.parse.quote(user)}@{host}" + (f":{url.port}" if url.port else "")
+    netloc = f"{urllib.parse.quote(user)}:{password}@{host}" + (f":{url.port}" if url.port else "")
     return url._replace(netloc=netloc).geturl()
 
 

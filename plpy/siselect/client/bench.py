@@ -47,6 +47,8 @@ class BenchRun:
     force: bool = False
     label: str | None = None
     statement_timeout_ms: int = 60_000
+    # Where tasks run, when not as ``dsn`` (which loads): the embedded cluster's runner role.
+    runner_dsn: str | Callable[[], str] | None = None
 
 
 def _complete_factory(settings: "Settings") -> Callable[[], Callable | None]:
@@ -79,6 +81,7 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
     if run.resume:
         say(f"resuming {run.out}: {len(records)} of {len(inputs.tasks)} tasks already done")
     dsn = run.dsn() if callable(run.dsn) else run.dsn
+    runner_dsn = run.runner_dsn() if callable(run.runner_dsn) else run.runner_dsn or dsn
     if todo:
         load_databases(dsn, {t.db_id: inputs.databases[t.db_id] for t in todo}, say)
     progress = Progress(len(inputs.tasks), len(records))
@@ -93,7 +96,7 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
 
     try:
         if todo:
-            run_tasks(todo, run.workers, dsn, run.statement_timeout_ms, run.settings,
+            run_tasks(todo, run.workers, runner_dsn, run.statement_timeout_ms, run.settings,
                       _complete_factory(run.settings), keep)
     except BaseException:
         progress.close()
@@ -214,7 +217,7 @@ def bench_command(args: argparse.Namespace) -> int:
     run = BenchRun(args.tasks, args.candidates, args.databases, args.out,
                    lambda: resolve_dsn(args),
                    settings, args.limit, args.workers, args.resume, args.force, args.label,
-                   args.statement_timeout)
+                   args.statement_timeout, lambda: resolve_dsn(args, runner=True))
     with _terminate_like_interrupt():
         summary = run_bench(run, info)
     print(summary_table(summary))

@@ -27,8 +27,9 @@ def info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def resolve_dsn(args: argparse.Namespace) -> str:
-    """--dsn, then $SISELECT_DSN, then the embedded cluster (started on demand)."""
+def resolve_dsn(args: argparse.Namespace, runner: bool = False) -> str:
+    """--dsn, then $SISELECT_DSN, then the embedded cluster (started on demand): as its
+    superuser, or with ``runner`` as the unprivileged role candidates run as."""
     dsn = getattr(args, "dsn", None) or os.environ.get("SISELECT_DSN")
     if dsn:
         return dsn
@@ -37,14 +38,19 @@ def resolve_dsn(args: argparse.Namespace) -> str:
     local = cluster()
     if local.start():
         info(f"started the embedded PostgreSQL under {local.home}")
-    return ensure_database(local)
+    admin = ensure_database(local)
+    return local.runner_dsn() if runner else admin
 
 
-def connect_db(args: argparse.Namespace):
+def connect_db(args: argparse.Namespace, runner: bool = True):
+    """The connection a command works on: candidates run as the runner role (see
+    ``runner_role``); ``runner=False`` for loading and administration."""
     from .pgexec import connect
 
     return connect(
-        resolve_dsn(args), getattr(args, "db", None), getattr(args, "statement_timeout", None)
+        resolve_dsn(args, runner),
+        getattr(args, "db", None),
+        getattr(args, "statement_timeout", None),
     )
 
 

@@ -19,7 +19,11 @@ def spec(fn):
 @spec
 def _server(sub) -> None:
     p = sub.add_parser("server", help="start, inspect or stop the embedded PostgreSQL")
-    p.add_argument("action", choices=["start", "status", "stop"])
+    p.add_argument("action", choices=["start", "status", "stop", "dsn"],
+                   help="dsn: print the DSN of the running cluster")
+    p.add_argument("--admin", action="store_true",
+                   help="print the superuser's DSN (loading, administration) instead of the "
+                   "runner role's, which candidates run as")
 
 
 @command("server")
@@ -27,17 +31,24 @@ def server(args: argparse.Namespace) -> int:
     from .embedded import cluster, ensure_database
 
     local = cluster()
+
+    def dsn() -> str:  # names the passfile; no password in it
+        return local.dsn() if args.admin else local.runner_dsn()
+
     if args.action == "start":
         info("started" if local.start() else "already running")
-        info(f"data directory: {local.datadir}")
-        print(ensure_database(local))
+        info(f"data directory: {local.datadir}; passwords: {local.passfile}")
+        ensure_database(local)
+        print(dsn())
         return 0
-    if args.action == "status":
+    if args.action in ("status", "dsn"):
         if local.running():
-            print(f"running on port {local.port()}, data directory {local.datadir}")
-            print(local.dsn())
+            if args.action == "status":
+                print(f"running on port {local.port()}, data directory {local.datadir}")
+            print(dsn())
             return 0
-        print(f"not running (data directory {local.datadir})")
+        message = f"not running (data directory {local.datadir})"
+        info(message) if args.action == "dsn" else print(message)
         return 3
     print("stopped" if local.stop() else "not running")
     return 0
@@ -135,7 +146,7 @@ def transpile_cmd(args: argparse.Namespace) -> int:
         from ..catalog import load_catalog
         from .pgexec import PsycopgExecutor, connect
 
-        with connect(resolve_dsn(args), args.db) as conn:
+        with connect(resolve_dsn(args, runner=True), args.db) as conn:
             catalog = load_catalog(PsycopgExecutor(conn))
     print(to_postgres(args.query, args.dialect, catalog))
     return 0

@@ -2,6 +2,12 @@
 
 ``initdb`` and ``postgres`` refuse to run as root, so when we are root the cluster
 belongs to the ``postgres`` user and lives where that user can reach it (not /root).
+
+Nobody else on the machine gets in: every connection authenticates with SCRAM (passwords
+generated here, kept in a 0600 passfile in the 0700 home, see ``credentials``), the socket
+directory is 0700, and the server listens on 127.0.0.1 only. Candidates run as the
+unprivileged ``siselect_runner`` (see ``runner_role``); the superuser ``postgres`` loads
+and administers. A cluster made before this (``-A trust``) is secured at its next start.
 """
 
 import contextlib
@@ -13,12 +19,16 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from . import credentials
+from .runner_role import RUNNER
 
 DATABASE = "siselect"
+SUPERUSER = "postgres"
 
 
 def _home() -> Path:
@@ -73,6 +83,21 @@ class Cluster:
     def logfile(self) -> Path:
         return self.home / "postgresql.log"
 
+    @property
+    def passfile(self) -> Path:
+        return self.home / "pgpass"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.home / "socket"
+
+    def _owner(self) -> tuple[int, int] | None:
+        """(uid, gid) files must be given to, or None when we are that user."""
+        if os.geteuid() != 0:
+            return None
+        owner = pwd.getpwnam("postgres")
+        return owner.pw_uid, owner.pw_gid
+
     def _run_as_owner(self, args: list[str], **kw) -> subprocess.CompletedProcess:
         if os.geteuid() == 0:
             args = ["runuser", "-u", "postgres", "--", *args]
@@ -86,8 +111,14 @@ class Cluster:
             return int(self.portfile.read_text().strip())
         return None
 
-    def dsn(self, database: str = DATABASE) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port()}/{database}"
+    def dsn(self, database: str = DATABASE, user: str = SUPERUSER) -> str:
+        """A DSN that names the passfile instead of carrying the password."""
+        passfile = urllib.parse.quote(str(self.passfile), safe="/")
+        return f"postgresql://{user}@127.0.0.1:{self.port()}/{database}?passfile={passfile}"
+
+    def runner_dsn(self, database: str = DATABASE) -> str:
+        """Where candidates run: as the unprivileged runner role."""
+        return self.dsn(database, RUNNER)
 
     def running(self) -> bool:
         if not (self.datadir / "PG_VERSION").exists():
@@ -95,22 +126,25 @@ class Cluster:
         return self._pg("pg_ctl", "status", "-D", str(self.datadir)).returncode == 0
 
     def _prepare_home(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            owner = pwd.getpwnam("postgres")
-            os.chown(self.home, owner.pw_uid, owner.pw_gid)
-            self.home.chmod(0o755)
+        """The home and the socket directory: 0700, the cluster owner's."""
+        owner = self._owner()
+        for folder in (self.home, self.socket_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+            if owner is not None:
+                os.chown(folder, *owner)
+            folder.chmod(0o700)
 
     def init(self) -> None:
         self._prepare_home()
+        # No connection is accepted until secure() has set the passwords and pg_hba.conf.
         result = self._pg(
             "initdb",
             "-D",
             str(self.datadir),
             "-U",
-            "postgres",
+            SUPERUSER,
             "-A",
-            "trust",
+            "reject",
             "-E",
             "UTF8",
             "--locale=C.UTF-8",
@@ -119,15 +153,61 @@ class Cluster:
         if result.returncode != 0:
             raise ConfigError(f"initdb failed: {result.stderr.strip().splitlines()[-1:]}")
 
+    def secured(self) -> bool:
+        """Whether the stopped or running cluster authenticates as :meth:`secure` sets up."""
+        try:
+            hba = (self.datadir / "pg_hba.conf").read_text()
+            mode = self.passfile.stat().st_mode & 0o777
+        except OSError:
+            return False
+        known = credentials.read_passfile(self.passfile)
+        return hba == credentials.HBA and mode == 0o600 and {SUPERUSER, RUNNER} <= known.keys()
+
+    def secure(self) -> None:
+        """On the stopped cluster: passwords for the superuser and the runner role (created
+        here), the passfile, and pg_hba.conf with SCRAM everywhere. Single-user mode, so no
+        connection is possible while the cluster is still open."""
+        self._prepare_home()
+        passwords = credentials.read_passfile(self.passfile)
+        for user in (SUPERUSER, RUNNER):
+            passwords.setdefault(user, credentials.generate())
+        credentials.write_passfile(self.passfile, passwords, self._owner())
+        superuser = credentials.scram_verifier(passwords[SUPERUSER])
+        runner = credentials.scram_verifier(passwords[RUNNER])
+        script = "\n".join([  # one statement a line: single-user mode's terminator
+            f"ALTER ROLE {SUPERUSER} PASSWORD '{superuser}'",
+            f"DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = "
+            f"'{RUNNER}') THEN CREATE ROLE {RUNNER}; END IF; END$$",
+            f"ALTER ROLE {RUNNER} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
+            f"NOBYPASSRLS PASSWORD '{runner}'",
+        ]) + "\n"
+        result = self._pg("postgres", "--single", "-D", str(self.datadir), "postgres",
+                          input=script)
+        if result.returncode != 0 or "ERROR:" in result.stdout + result.stderr:
+            raise ConfigError("could not set the cluster's passwords: "
+                              + (result.stderr.strip() or result.stdout.strip())[-300:])
+        hba = self.datadir / "pg_hba.conf"
+        hba.write_text(credentials.HBA)
+        owner = self._owner()
+        if owner is not None:
+            os.chown(hba, *owner)
+        hba.chmod(0o600)
+
     def start(self) -> bool:
         """Start the cluster unless it runs; True when this call started it."""
         if self.running():
-            return False
+            if self.secured():
+                return False
+            self.stop()  # made before passwords: nobody may use it as it is
         if not (self.datadir / "PG_VERSION").exists():
             self.init()
+        if not self.secured():
+            self.secure()
+        self._prepare_home()
         port = _free_port()
         options = (
-            f"-p {port} -c listen_addresses=127.0.0.1 -k {self.home} "
+            f"-p {port} -c listen_addresses=127.0.0.1 -k {self.socket_dir} "
+            "-c unix_socket_permissions=0700 -c password_encryption=scram-sha-256 "
             "-c max_connections=100 -c shared_buffers=128MB -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off"
         )
@@ -173,10 +253,12 @@ def cluster() -> Cluster:
 
 
 def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:
-    """Create ``database`` with the extension installed; return its DSN."""
+    """Create ``database`` with the extension installed and the runner role's grants;
+    return its superuser DSN (``cluster_.runner_dsn(database)`` is the runner's)."""
     import psycopg
 
     from ..executor import quote_ident
+    from .runner_role import prepare
 
     with psycopg.connect(cluster_.dsn("postgres"), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
@@ -192,4 +274,5 @@ def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:
             )
         conn.execute("CREATE EXTENSION IF NOT EXISTS siselect CASCADE")
         conn.execute("ALTER EXTENSION siselect UPDATE")
+        prepare(conn)
     return cluster_.dsn(database)

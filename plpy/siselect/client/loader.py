@@ -20,6 +20,7 @@ import psycopg
 from ..errors import InvalidInput, SiselectError
 from ..executor import quote_ident, quote_literal
 from ..values import canonical
+from .runner_role import grant_loaded
 from .sqlite_types import pg_type
 
 MARK = "siselect-load"
@@ -407,6 +408,7 @@ def load(
         conn.execute(
             f"COMMENT ON SCHEMA {quote_ident(name)} IS {quote_literal(mark_text)}"
         )
+        grant_loaded(conn, name)  # the embedded cluster's runner role reads what is loaded
     report.seconds = time.perf_counter() - started
     return report
 

@@ -17,6 +17,7 @@ from ..errors import ConfigError, InvalidInput
 from ..executor import quote_ident
 from ..provsql_backend import SCHEMA, install_sql, track_sql, untrack_sql
 from ..provsql_backend.status import LOADED
+from .runner_role import grant_provsql
 
 
 def _one(conn: psycopg.Connection, sql: str, params: tuple = ()):
@@ -60,6 +61,7 @@ def enable(conn: psycopg.Connection, schema: str) -> int:
                 (name,),
             )
         tables = _one(conn, track_sql(schema))
+        grant_provsql(conn)
         database = _one(conn, "SELECT current_database()")
         conn.execute(f"ALTER DATABASE {quote_ident(database)} SET provsql.active = off")
     # add_provenance rewrote every row; reclaim the old versions (outside a transaction).
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     """The subcommand: enable or disable, then one line saying what changed."""
     from .cli import connect_db
 
-    with connect_db(args) as conn:
+    with connect_db(args, runner=False) as conn:
         if args.action == "enable":
             count = enable(conn, args.db)
             print(f"{args.db}: provenance on {count} tables; the ProvSQL backend can serve it")
