@@ -17,14 +17,19 @@ True
 False
 """
 
+import gc
+import itertools
 import json
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from . import deadline
 
 Number = int | float
 
@@ -180,6 +185,11 @@ def numbers_match(a: Number, b: Number, tolerance: Tolerance) -> bool:
     :class:`Tolerance`)."""
     if a == b:
         return True
+    if type(a) is float and type(b) is float and not (a.is_integer() and b.is_integer()):
+        # The common case first: two fractional floats within the relative tolerance.
+        diff = abs(a - b)
+        if diff <= tolerance.relative * max(abs(a), abs(b)) and diff != math.inf:
+            return True
     if _is_whole(a) and _is_whole(b):
         return False
     fa, fb = _as_float(a), _as_float(b)
@@ -205,57 +215,300 @@ def _radius(x: float, tolerance: Tolerance) -> float:
     return radius * (1 + 1e-9) + 1e-300
 
 
-class _Index:
-    """Rows grouped by their non-numeric part and arity, sorted by their smallest number,
-    so a tolerant lookup inspects only rows whose smallest number is close."""
+class _Cells:
+    """Cells of the number line under a tolerance: two numbers that may match lie in the
+    same cell or in adjacent ones, so a lookup hashes instead of scanning.
 
-    def __init__(self, rows: Iterable[NormalRow]):
-        buckets: dict[tuple, list[tuple[float, tuple[Number, ...]]]] = {}
-        for others, numbers in rows:
-            first = _as_float(numbers[0]) if numbers else 0.0
-            buckets.setdefault((others, len(numbers)), []).append((first, numbers))
-        for bucket in buckets.values():
-            bucket.sort(key=lambda item: item[0])
-        self.buckets = buckets
+    Numbers are mapped by ``t``, whose slope ``1 / (A + R|x|)`` shrinks where the
+    tolerance ``A + R max(|x|, |y|)`` grows; two numbers that match are then at most
+    ``1 / (1 - R)`` apart (``reach``), whatever their magnitude or signs. A cell is
+    ``8 * reach`` wide, so a number needs its neighbour cell only near a cell's edge.
+    """
 
-    def has_match(self, probe: NormalRow, tolerance: Tolerance, probe_first: bool) -> bool:
-        others, numbers = probe
-        bucket = self.buckets.get((others, len(numbers)))
-        if not bucket:
+    def __init__(self, tolerance: Tolerance):
+        md = tolerance.min_decimals
+        self.a = tolerance.absolute + (0.5 * 10.0**-md * (1 + 1e-6) if md is not None else 0.0)
+        self.r = tolerance.relative
+        # Past a relative tolerance of 1/2 nearly everything matches: cells do not help.
+        self.usable = 0.0 <= self.r < 0.5 and self.a >= 0.0
+        self.exact = self.r == 0.0 and self.a == 0.0
+        self.reach = (1.0 / (1.0 - self.r)) * (1 + 1e-6) + 1e-9 if self.usable else 0.0
+        self.width = 8 * self.reach if self.usable else 1.0
+
+        # The usual case, A > 0 and R > 0, is inlined in ``key``: these are its constants.
+        normal = self.usable and self.r > 0.0 and self.a > 0.0
+        self._k = self.r / self.a if normal else 0.0
+        self._s = 1.0 / (self.r * self.width) if normal else 0.0
+        self._big = 1e300 / self._k if normal else 0.0  # beyond: k * x could overflow
+
+    def scaled(self, x: float) -> float:
+        """``t(x)`` in cell widths; ``x`` finite, and non-zero when ``A`` is 0."""
+        ax, r, a = abs(x), self.r, self.a
+        if ax < self._big:
+            v = math.log1p(self._k * ax) * self._s
+        elif r == 0.0:
+            v = ax / a / self.width
+        elif a == 0.0:
+            v = (math.log(ax) / r + 1e6) / self.width  # only same-signed numbers match
+        else:
+            v = (math.log(r) + math.log(ax) - math.log(a)) / r / self.width
+        return v if x >= 0 else -v
+
+    def cell(self, x: float) -> tuple[str, float]:
+        """The cell of a finite fractional number (a tuple: never equal to a number)."""
+        return ("f", x if self.exact else math.floor(self.scaled(x)))
+
+    def near(self, x: float) -> list[tuple[str, float]]:
+        """The cells in which a fractional number matching ``x`` may lie."""
+        if not math.isfinite(x) or (x == 0.0 and self.a == 0.0):
+            return []  # only itself matches, and it is whole or infinite
+        if self.exact:
+            return [("f", x)]
+        v = self.scaled(x)
+        c = math.floor(v)
+        out = [("f", c)]
+        frac, edge = v - c, self.reach / self.width
+        if frac < edge:
+            out.append(("f", c - 1))
+        if frac > 1 - edge:
+            out.append(("f", c + 1))
+        return out
+
+    def key(self, numbers: tuple[Number, ...]) -> tuple:
+        """A row's hash key: per number, itself when whole or infinite, else its cell.
+        The cell of the usual case is computed inline, as ``scaled`` does: this runs for
+        every row of an answer."""
+        k, s, big, floor, log1p, other = self._k, self._s, self._big, math.floor, math.log1p, \
+            self._other
+        return tuple([
+            x if type(x) is int or x.is_integer()  # type: ignore[union-attr]
+            else ("f", floor(log1p(k * x) * s)) if 0.0 < x < big
+            else ("f", floor(-log1p(-k * x) * s)) if -big < x < 0.0
+            else other(x) for x in numbers  # type: ignore[arg-type]
+        ])
+
+    def _other(self, x: float) -> float | tuple[str, float]:
+        return x if math.isinf(x) else self.cell(x)
+
+
+def _whole_or_special(x: Number) -> bool:
+    """Compared by equality only with its own kind: whole numbers against whole numbers
+    exactly, infinities only with themselves."""
+    return type(x) is int or x.is_integer() or not math.isfinite(x)  # type: ignore[union-attr]
+
+
+MAX_KEYS = 64  # cell combinations tried for one row before scanning instead
+MAX_WHOLES = 8  # whole numbers within reach of a fractional one before scanning instead
+
+
+def _numbers_match(probe: tuple[Number, ...], row: tuple[Number, ...], tolerance: Tolerance,
+                   probe_first: bool) -> bool:
+    a, b = (probe, row) if probe_first else (row, probe)
+    for u, v in zip(a, b, strict=True):
+        if u != v and not numbers_match(u, v, tolerance):
             return False
+    return True
+
+
+class _Group:
+    """The rows of one answer that share their non-numeric part and arity, for the probes
+    that find no match under their own key: the keys their numbers may match are looked
+    up (neighbour cells; whole numbers near a fraction), and a probe whose keys multiply
+    past :data:`MAX_KEYS` scans the rows near it on its most selective number instead."""
+
+    def __init__(self, side: "_Side", arity: int):
+        self.side = side
+        self.arity = arity
+        self.ids: list[int] = []
+        self.by_key: dict[tuple, list[int]] = {}
+        self._present: list[set] | None = None
+        self._wholes: list[list[Number]] | None = None
+        self._sorted: list[list[tuple[float, int]]] | None = None
+
+    def add(self, i: int, key: tuple) -> None:
+        self.ids.append(i)
+        self.by_key.setdefault(key, []).append(i)
+
+    @property
+    def present(self) -> list[set]:
+        if self._present is None:
+            self._present = [{k[j] for k in self.by_key} for j in range(self.arity)]
+        return self._present
+
+    def _wholes_at(self, j: int) -> list[Number]:
+        if self._wholes is None:
+            self._wholes = [sorted(k for k in p if not isinstance(k, tuple) and math.isfinite(k))
+                            for p in self.present]
+        return self._wholes[j]
+
+    def keys_for(self, x: Number, j: int) -> list | None:
+        """The keys at position ``j`` of rows whose ``j``-th number may match ``x``; None
+        when there are too many to enumerate."""
+        present, near = self.present[j], self.side.cells.near
+        if _whole_or_special(x):
+            keys: list = [x] if x in present else []
+            return keys + [c for c in near(_as_float(x)) if c in present]
+        keys = [c for c in near(x) if c in present]  # type: ignore[arg-type]
+        wholes = self._wholes_at(j)
+        if wholes:
+            r = _radius(x, self.side.tolerance)  # type: ignore[arg-type]
+            lo, hi = bisect_left(wholes, x - r), bisect_right(wholes, x + r)
+            if hi - lo > MAX_WHOLES:
+                return None
+            keys += wholes[lo:hi]
+        return keys
+
+    def match(self, numbers: tuple[Number, ...], own: tuple, probe_first: bool) -> int:
+        """The id of a row matching ``numbers`` (whose own key, already tried, is ``own``),
+        or -1."""
+        if not self.side.cells.usable:
+            return self._scan(numbers, probe_first)
+        per_position, combos = [], 1
+        for j, x in enumerate(numbers):
+            keys = self.keys_for(x, j)
+            if keys is None:
+                return self._scan(numbers, probe_first)
+            if not keys:
+                return -1
+            combos *= len(keys)
+            if combos > MAX_KEYS:
+                return self._scan(numbers, probe_first)
+            per_position.append(keys)
+        rows, tolerance = self.side.rows, self.side.tolerance
+        for key in itertools.product(*per_position):
+            if key != own:
+                for i in self.by_key.get(key, ()):
+                    if _numbers_match(numbers, rows[i][1], tolerance, probe_first):
+                        return i
+        return -1
+
+    def _scan(self, numbers: tuple[Number, ...], probe_first: bool) -> int:
+        """The rows whose number at the most selective position is near the probe's."""
+        rows, tolerance = self.side.rows, self.side.tolerance
         if not numbers:
-            return True
-        x = _as_float(numbers[0])
-        r = _radius(x, tolerance)
-        lo = bisect_left(bucket, x - r, key=lambda item: item[0])
-        hi = bisect_right(bucket, x + r, key=lambda item: item[0])
-        for _, candidate in bucket[lo:hi]:
-            a, b = (numbers, candidate) if probe_first else (candidate, numbers)
-            if all(numbers_match(u, v, tolerance) for u, v in zip(a, b, strict=True)):
-                return True
-        return False
+            return self.ids[0] if self.ids else -1
+        if self._sorted is None:
+            self._sorted = [sorted((_as_float(rows[i][1][j]), i) for i in self.ids)
+                            for j in range(self.arity)]
+        best: tuple[int, int, list[tuple[float, int]]] | None = None
+        for j, x in enumerate(numbers):
+            fx = _as_float(x)
+            r = _radius(fx, tolerance)
+            column = self._sorted[j]
+            lo = bisect_left(column, (fx - r, -1))
+            hi = bisect_right(column, (fx + r, math.inf))
+            if best is None or hi - lo < best[1] - best[0]:
+                best = (lo, hi, column)
+        assert best is not None
+        lo, hi, column = best
+        for n, (_, i) in enumerate(column[lo:hi]):
+            if n & 1023 == 1023:
+                deadline.check()
+            if _numbers_match(numbers, rows[i][1], tolerance, probe_first):
+                return i
+        return -1
 
 
-def _covered(probes: Iterable[NormalRow], others: Iterable[NormalRow], tolerance: Tolerance,
-             probes_first: bool) -> bool:
-    index = _Index(others)
-    return all(index.has_match(p, tolerance, probes_first) for p in probes)
+class _Side:
+    """One answer's normalised rows, hashed under their keys (see :class:`_Cells`) when
+    first probed; rows that miss under their own key go to their :class:`_Group`."""
+
+    def __init__(self, rows: frozenset[NormalRow], cells: _Cells, tolerance: Tolerance):
+        self.set, self.rows = rows, list(rows)
+        self.cells, self.tolerance = cells, tolerance
+        self._index: dict[tuple, list[int]] | None = None
+        self._groups: dict[tuple, _Group] | None = None
+
+    def index(self) -> dict[tuple, list[int]]:
+        if self._index is None:
+            key, index = self.cells.key, {}
+            for i, (text, numbers) in enumerate(self.rows):
+                if i & 4095 == 4095:
+                    deadline.check()
+                index.setdefault((text, key(numbers)), []).append(i)
+            self._index = index
+        return self._index
+
+    def group(self, text: tuple, arity: int) -> _Group | None:
+        if self._groups is None:
+            self._groups = {}
+            for (t, key), ids in self.index().items():
+                group = self._groups.get((t, len(key)))
+                if group is None:
+                    group = self._groups[t, len(key)] = _Group(self, len(key))
+                for i in ids:
+                    group.add(i, key)
+        return self._groups.get((text, arity))
+
+    def match(self, row: NormalRow, probe_first: bool) -> int:
+        """The id of a row of this side equal to ``row`` under the tolerance, or -1."""
+        text, numbers = row
+        own = self.cells.key(numbers)
+        rows, tolerance = self.rows, self.tolerance
+        for i in self.index().get((text, own), ()):
+            if _numbers_match(numbers, rows[i][1], tolerance, probe_first):
+                return i
+        group = self.group(text, len(numbers))
+        return -1 if group is None else group.match(numbers, own, probe_first)
+
+
+def _cover(probes: Iterable[NormalRow], side: _Side, probes_first: bool) -> set[int] | None:
+    """The ids of the rows of ``side`` that match the probes, or None when a probe has no
+    match."""
+    matched: set[int] = set()
+    for n, row in enumerate(probes):
+        if n & 1023 == 1023:
+            deadline.check()
+        i = side.match(row, probes_first)
+        if i < 0:
+            return None
+        matched.add(i)
+    return matched
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Comparing builds hundreds of thousands of tuples next to the fetched answers; each
+    automatic collection would walk all of them (more than doubling the time). The tuples
+    form no cycles, so nothing waits for a collection."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def same_answer(a_rows: Iterable[Sequence[Any]], b_rows: Iterable[Sequence[Any]],
                 tolerance: Tolerance = SQL_TOLERANCE) -> bool:
     """Whether two answers are the same set of rows under ``tolerance``: every row of
-    each has an equal row in the other."""
-    a, b = normalise(a_rows, tolerance), normalise(b_rows, tolerance)
-    if a == b:
-        return True
-    return _covered(a, b, tolerance, True) and _covered(b, a, tolerance, False)
+    each has an equal row in the other.
+
+    Rows equal outright are matched by hashing; the rest through :class:`_Side`. Matching
+    is the same relation both ways round, so the rows of ``b`` matched from ``a`` need no
+    second look: in the usual case ``b`` is never indexed at all.
+    """
+    with _no_gc():
+        a, b = normalise(a_rows, tolerance), normalise(b_rows, tolerance)
+        if a == b:
+            return True
+        cells = _Cells(tolerance)
+        side_a, side_b = _Side(a, cells, tolerance), _Side(b, cells, tolerance)
+        matched = _cover((r for r in a if r not in b), side_b, True)
+        if matched is None:
+            return False
+        rest = (r for i, r in enumerate(side_b.rows) if i not in matched and r not in a)
+        return _cover(rest, side_a, False) is not None
 
 
 def contained_in(rows: Iterable[Sequence[Any]], other_rows: Iterable[Sequence[Any]],
                  tolerance: Tolerance = SQL_TOLERANCE) -> bool:
     """Whether every (normalised) row of ``rows`` has an equal row in ``other_rows``."""
-    return _covered(normalise(rows, tolerance), normalise(other_rows, tolerance), tolerance, True)
+    with _no_gc():
+        probes, others = normalise(rows, tolerance), normalise(other_rows, tolerance)
+        side = _Side(others, _Cells(tolerance), tolerance)
+        return _cover((r for r in probes if r not in others), side, True) is not None
 
 
 def matches_judge(sql_rows: Iterable[Sequence[Any]], judge_rows: Iterable[Sequence[Any]],

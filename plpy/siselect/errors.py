@@ -51,3 +51,11 @@ class JudgeUnavailable(JudgeError):
 
 class JudgeReplyInvalid(JudgeError):
     """The endpoint answered, but not with a usable chat completion (garbage, too large)."""
+
+
+class Cancelled(SiselectError):
+    """The call's time is up (57014 query_canceled): its statement_timeout passed while
+    Python was working. Unlike a pair's budget, it ends the whole call: handlers that
+    keep going after one pair's failure let it through."""
+
+    sqlstate = "57014"
