@@ -215,6 +215,9 @@ def _radius(x: float, tolerance: Tolerance) -> float:
     return radius * (1 + 1e-9) + 1e-300
 
 
+Cell = tuple[str, Number]  # a cell of fractional numbers: never equal to a number
+
+
 class _Cells:
     """Cells of the number line under a tolerance: two numbers that may match lie in the
     same cell or in adjacent ones, so a lookup hashes instead of scanning.
@@ -254,11 +257,11 @@ class _Cells:
             v = (math.log(r) + math.log(ax) - math.log(a)) / r / self.width
         return v if x >= 0 else -v
 
-    def cell(self, x: float) -> tuple[str, float]:
+    def cell(self, x: float) -> Cell:
         """The cell of a finite fractional number (a tuple: never equal to a number)."""
         return ("f", x if self.exact else math.floor(self.scaled(x)))
 
-    def near(self, x: float) -> list[tuple[str, float]]:
+    def near(self, x: float) -> list[Cell]:
         """The cells in which a fractional number matching ``x`` may lie."""
         if not math.isfinite(x) or (x == 0.0 and self.a == 0.0):
             return []  # only itself matches, and it is whole or infinite
@@ -266,7 +269,7 @@ class _Cells:
             return [("f", x)]
         v = self.scaled(x)
         c = math.floor(v)
-        out = [("f", c)]
+        out: list[Cell] = [("f", c)]
         frac, edge = v - c, self.reach / self.width
         if frac < edge:
             out.append(("f", c - 1))
@@ -284,10 +287,10 @@ class _Cells:
             x if type(x) is int or x.is_integer()  # type: ignore[union-attr]
             else ("f", floor(log1p(k * x) * s)) if 0.0 < x < big
             else ("f", floor(-log1p(-k * x) * s)) if -big < x < 0.0
-            else other(x) for x in numbers  # type: ignore[arg-type]
+            else other(x) for x in numbers
         ])
 
-    def _other(self, x: float) -> float | tuple[str, float]:
+    def _other(self, x: float) -> float | Cell:
         return x if math.isinf(x) else self.cell(x)
 
 
@@ -348,10 +351,10 @@ class _Group:
         if _whole_or_special(x):
             keys: list = [x] if x in present else []
             return keys + [c for c in near(_as_float(x)) if c in present]
-        keys = [c for c in near(x) if c in present]  # type: ignore[arg-type]
+        keys = [c for c in near(x) if c in present]
         wholes = self._wholes_at(j)
         if wholes:
-            r = _radius(x, self.side.tolerance)  # type: ignore[arg-type]
+            r = _radius(x, self.side.tolerance)
             lo, hi = bisect_left(wholes, x - r), bisect_right(wholes, x + r)
             if hi - lo > MAX_WHOLES:
                 return None
@@ -421,7 +424,7 @@ class _Side:
 
     def index(self) -> dict[tuple, list[int]]:
         if self._index is None:
-            key, index = self.cells.key, {}
+            key, index = self.cells.key, dict[tuple, list[int]]()
             for i, (text, numbers) in enumerate(self.rows):
                 if i & 4095 == 4095:
                     deadline.check()

@@ -36,7 +36,8 @@ class Deadline:
 
     def chain(self) -> list["Deadline"]:
         """This deadline and the ones it is nested in, outermost first."""
-        out, d = [], self
+        out: list[Deadline] = []
+        d: Deadline | None = self
         while d is not None:
             out.append(d)
             d = d.parent
