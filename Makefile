@@ -12,7 +12,11 @@ PYTHON      ?= python3
 
 MODULEDIR   = extension
 DATA        = extension/siselect.control
-DATA_built  = build/siselect--$(EXTVERSION).sql
+# The released scripts are kept as they shipped; the current version's full script is the
+# first release followed by every upgrade step, so a fresh install and an upgraded one
+# run the same SQL.
+CHAIN       = sql/siselect--0.1.0.sql sql/siselect--0.1.0--0.2.0.sql
+DATA_built  = $(patsubst sql/%,build/%,$(CHAIN)) build/siselect--$(EXTVERSION).sql
 EXTRA_CLEAN = build
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -24,9 +28,15 @@ all install:
 	@echo "PGXS not found: run 'make deps' first (installs postgresql-server-dev)" >&2; exit 1
 endif
 
-build/siselect--$(EXTVERSION).sql: sql/siselect--$(EXTVERSION).sql Makefile
+BOOT = import sys; "$(PYTHON_DIR)" in sys.path or sys.path.insert(0, "$(PYTHON_DIR)"); from siselect.server import call
+
+build/siselect--$(EXTVERSION).sql: $(CHAIN) Makefile
 	@mkdir -p build
-	sed 's|@BOOT@|import sys; "$(PYTHON_DIR)" in sys.path or sys.path.insert(0, "$(PYTHON_DIR)"); from siselect.server import call|' $< > $@
+	cat $(CHAIN) | sed 's|@BOOT@|$(BOOT)|' > $@
+
+build/siselect--%.sql: sql/siselect--%.sql Makefile
+	@mkdir -p build
+	sed 's|@BOOT@|$(BOOT)|' $< > $@
 
 # The server's package folder is replaced whole, so no stale module survives an upgrade.
 install: install-python

@@ -318,14 +318,16 @@ def probe(dsn: str) -> Iterator[Probe]:
         boot = _boot_line(conn)
         conn.execute("CREATE SCHEMA IF NOT EXISTS safety_probe")
         conn.execute(
+            # Past siselect's own checks (no pglast, no call policy), read-only as the
+            # extension's functions are: what PostgreSQL refuses by itself.
             "CREATE OR REPLACE FUNCTION safety_probe.raw_run(query text, path text) "
-            "RETURNS jsonb LANGUAGE plpython3u AS $body$\n"
+            "RETURNS jsonb LANGUAGE plpython3u SET transaction_read_only = on AS $body$\n"
             f"{boot}\n"
             "import json\n"
             "from siselect.errors import SiselectError\n"
             "from siselect.server import PlpyExecutor\n"
             "try:\n"
-            "    rows = PlpyExecutor(plpy, path).run(query)\n"
+            "    rows = PlpyExecutor(plpy, path)._fetch(query, None, parser_check=False)\n"
             "except SiselectError as exc:\n"
             "    plpy.error(exc.message, sqlstate=exc.sqlstate)\n"
             "return json.dumps({'columns': rows.columns, 'rows': rows.rows})\n"

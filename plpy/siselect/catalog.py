@@ -1,7 +1,7 @@
 """What the core needs to know about the database: tables, columns, types, keys, comments.
 
-Read once per call from PostgreSQL's catalogs, for the tables visible on the
-search_path (the loaded database's schema), through the executor.
+Read once per call from PostgreSQL's catalogs, for the tables visible on the caller's
+search_path (the loaded database's schema), through the executor's internal queries.
 """
 
 from dataclasses import dataclass, field
@@ -43,6 +43,9 @@ class Table:
 @dataclass
 class Catalog:
     tables: dict[str, Table] = field(default_factory=dict)
+    # {table: columns, ctid included, the caller may not read}; None until
+    # siselect.privileges looks them up
+    denied: dict[str, frozenset[str]] | None = None
 
     def table(self, name: str) -> Table | None:
         """Find a table by name: exact first, then case-insensitively."""
@@ -66,12 +69,12 @@ class Catalog:
 _TABLES_SQL = """
 SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
        col_description(c.oid, a.attnum), a.attnum,
-       array_position(current_schemas(false), n.nspname::text) AS rank
+       array_position($1::text[], n.nspname::text) AS rank
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
-  AND n.nspname = ANY (current_schemas(false))
+  AND n.nspname = ANY ($1::text[])
   -- ProvSQL's token column on tracked tables is bookkeeping, not data
   AND NOT (a.attname = 'provsql' AND a.atttypid = 'uuid'::regtype
            AND EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'))
@@ -91,7 +94,7 @@ FROM pg_catalog.pg_constraint k
 JOIN pg_catalog.pg_class c ON c.oid = k.conrelid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_catalog.pg_class r ON r.oid = k.confrelid
-WHERE k.contype IN ('p', 'f') AND n.nspname = (current_schemas(false))[1]
+WHERE k.contype IN ('p', 'f') AND n.nspname = ($1::text[])[1]
 ORDER BY c.relname, k.conname
 """
 
@@ -99,14 +102,15 @@ ORDER BY c.relname, k.conname
 def load_catalog(executor: Executor) -> Catalog:
     """The tables on the search_path; a name in an earlier schema hides later ones."""
     catalog = Catalog()
-    for schema, rel, col, typ, comment, _num, _rank in executor.run(_TABLES_SQL).rows:
+    columns = executor.run_internal(_TABLES_SQL, [executor.schemas])
+    for schema, rel, col, typ, comment, _num, _rank in columns:
         table = catalog.tables.get(rel)
         if table is None:
             table = catalog.tables[rel] = Table(schema, rel)
         elif table.schema != schema:
             continue
         table.columns.append(Column(col, typ, comment))
-    for rel, kind, cols, ref, ref_cols in executor.run(_KEYS_SQL).rows:
+    for rel, kind, cols, ref, ref_cols in executor.run_internal(_KEYS_SQL, [executor.schemas]):
         table = catalog.tables.get(rel)
         if table is None:
             continue

@@ -6,12 +6,13 @@ Every SQL function of the extension is one call to :func:`call`; nothing here im
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
 from .errors import QueryFailed, SiselectError
-from .executor import Rows, quote_ident, quote_literal
+from .executor import CheckedExecutor, Rows, quote_ident
+from .pgcheck import read_select
 from .values import canonical_rows
 
 
@@ -23,57 +24,126 @@ class _Discard(Exception):
         self.result = result
 
 
-class PlpyExecutor:
+_SET_PATH = "SELECT pg_catalog.set_config('search_path', $1, true)"
+_SCHEMAS = (
+    "SELECT pg_catalog.current_schemas(false) AS visible,"
+    " pg_catalog.current_schemas(true) AS reach,"
+    " pg_catalog.current_setting('transaction_read_only') AS read_only"
+)
+_BATCH = 1000  # rows fetched from a cursor at a time
+_PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text"}
+
+
+def _pg_type(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "text[]"
+    return _PG_TYPES.get(type(value), "text")
+
+
+class PlpyExecutor(CheckedExecutor):
     """Runs queries through SPI, read-only.
 
-    ``SET LOCAL transaction_read_only`` must travel in the same SPI call as the query:
-    PL/Python wraps each call in a subtransaction whose end restores the read-only flag.
-    Rows come back as dicts, which would merge duplicate column names, so each query is
-    wrapped with positional aliases after a zero-row probe of its columns.
+    The functions of the extension that reach this executor carry
+    ``SET transaction_read_only = on``: PostgreSQL undoes it when they return, and each
+    SPI subtransaction inherits it (a ``SET LOCAL`` from inside PL/Python would be undone
+    by the end of the SPI call's own subtransaction). Candidate-derived text runs through
+    a cursor, which PostgreSQL opens for one statement only; the caller's search_path is
+    bound as a parameter, never spliced in front of the text. Rows come back as dicts,
+    which would merge duplicate column names, so each query is wrapped with positional
+    aliases after a zero-row probe of its columns.
     """
 
     def __init__(self, plpy: Any, search_path: str | None = None):
         self.plpy = plpy
-        # The functions pin their own search_path; candidate queries resolve names on the
-        # caller's, which the SQL signature captures in a default argument.
-        path = (
-            ""
-            if search_path is None
-            else (
-                f"SELECT pg_catalog.set_config('search_path', {quote_literal(search_path)}, true); "
-            )
-        )
-        self._guard = path + "SET LOCAL transaction_read_only = on; "
+        self.search_path = search_path
+        self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
+        first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
+        self._read_only = first["read_only"] == "on"
+        self.schemas, self._reach = list(first["visible"]), list(first["reach"])
 
-    def _execute(self, sql: str, limit: int = 0):
+    def _plan(self, sql: str, types: tuple[str, ...] = ()) -> Any:
+        key = (sql, types)
+        if key not in self._plans:
+            self._plans[key] = self.plpy.prepare(sql, list(types))
+        return self._plans[key]
+
+    def _execute(self, sql: str, params: Sequence[Any] = (), limit: int = 0) -> Any:
+        plan = self._plan(sql, tuple(_pg_type(p) for p in params))
+        return self.plpy.execute(plan, list(params), limit)
+
+    def _in_subtransaction(self, work: Callable[[], Any]) -> Any:
+        """``work()`` on the caller's search_path, in a subtransaction that is rolled back
+        even when it succeeds: whatever the query changed in the session goes with it."""
         try:
-            # Rolled back even when it succeeds: a read-only transaction still lets a query
-            # change session settings and a few catalogs; the rollback undoes that.
             with self.plpy.subtransaction():
-                raise _Discard(self.plpy.execute(self._guard + sql, limit))
+                if self.search_path is not None:
+                    self._execute(_SET_PATH, [self.search_path])
+                raise _Discard(work())
         except _Discard as done:
             return done.result
         except self.plpy.SPIError as exc:
-            sqlstate = getattr(exc, "sqlstate", None) or "XX000"
-            if sqlstate in ("57014", "57P01", "57P02", "57P03", "53200"):
-                # Cancel, statement_timeout (set by the caller for the whole call),
-                # shutdown, out of memory: end the call, never carry on.
-                raise
-            message = str(exc.args[0] if exc.args else exc).splitlines()[0]
-            raise QueryFailed(message, sqlstate, getattr(exc, "detail", None)) from None
+            raise _query_failed(self.plpy, exc) from None
 
-    def run(self, sql: str, max_rows: int | None = None) -> Rows:
+    def run_internal(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            result = self._execute(sql, params)
+        except self.plpy.SPIError as exc:
+            raise _query_failed(self.plpy, exc) from None
+        names = result.colnames()
+        return [tuple(row[n] for n in names) for row in result]
+
+    def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:
+        """Rows of ``sql``. ``parser_check=False`` leaves out the pglast check of the
+        wrapped texts, for tests that show what PostgreSQL refuses on its own."""
+        if not self._read_only:
+            # The SQL function that called us must carry SET transaction_read_only = on.
+            raise QueryFailed("siselect runs queries only in a read-only transaction", "25006")
         # Line breaks keep a trailing "--" comment from hiding the closing parenthesis.
-        probe = self._execute(f"SELECT * FROM (\n{sql}\n) AS _q LIMIT 0")
-        columns = list(probe.colnames())
+        probe = f"SELECT * FROM (\n{sql}\n) AS _q LIMIT 0"
+        if parser_check:
+            read_select(probe)  # exactly the text that runs is what was checked
+
+        def columns_of() -> list[str]:
+            plan = self.plpy.prepare(probe)
+            # A cursor opens on a plan of one statement only: PostgreSQL itself proves the
+            # plan holds nothing else before it runs (plpy.execute would run every one).
+            self.plpy.cursor(plan, []).close()
+            return list(self.plpy.execute(plan).colnames())
+
+        columns = self._in_subtransaction(columns_of)
         aliases = [f"c{i}" for i in range(len(columns))]
         wrapped = f"SELECT * FROM (\n{sql}\n) AS _q({', '.join(aliases)})"
-        result = self._execute(wrapped, 0 if max_rows is None else max_rows + 1)
-        data = [tuple(row[a] for a in aliases) for row in result]
+        if parser_check:
+            read_select(wrapped)
+        wanted = None if max_rows is None else max_rows + 1
+
+        def fetch() -> list[tuple]:
+            cursor = self.plpy.cursor(wrapped)
+            data: list[tuple] = []
+            while wanted is None or len(data) < wanted:
+                size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
+                batch = cursor.fetch(size)
+                data.extend(tuple(row[a] for a in aliases) for row in batch)
+                if len(batch) < size:
+                    break
+            cursor.close()
+            return data
+
+        data = self._in_subtransaction(fetch)
         truncated = max_rows is not None and len(data) > max_rows
         if truncated:
             data = data[:max_rows]
         return Rows(columns, canonical_rows(data), truncated)
+
+
+def _query_failed(plpy: Any, exc: Any) -> QueryFailed:
+    sqlstate = getattr(exc, "sqlstate", None) or "XX000"
+    if sqlstate in ("57014", "57P01", "57P02", "57P03", "53200"):
+        # Cancel, statement_timeout (set by the caller for the whole call), shutdown,
+        # out of memory: end the call, never carry on.
+        raise exc
+    message = str(exc.args[0] if exc.args else exc).splitlines()[0]
+    return QueryFailed(message, sqlstate, getattr(exc, "detail", None))
 
 
 def _version(plpy: Any) -> str:
@@ -137,9 +207,4 @@ def _load_entry_points() -> None:
     from . import server_api  # noqa: F401
 
 
-def search_path_schemas(plpy: Any) -> list[str]:
-    rows = plpy.execute("SELECT unnest(current_schemas(false)) AS s")
-    return [r["s"] for r in rows]
-
-
-__all__ = ["PlpyExecutor", "call", "register", "quote_ident", "search_path_schemas"]
+__all__ = ["PlpyExecutor", "call", "register", "quote_ident"]

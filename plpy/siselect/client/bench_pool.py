@@ -13,7 +13,7 @@ recorded, so --resume redoes them.
 import contextlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,19 @@ class StoppableExecutor:
     def __init__(self, inner: Executor, stop: threading.Event):
         self.inner, self.stop = inner, stop
 
-    def run(self, sql: str, max_rows: int | None = None) -> Rows:
+    @property
+    def schemas(self) -> list[str]:
+        return self.inner.schemas
+
+    def run(self, sql: str, max_rows: int | None = None, **trusted: Any) -> Rows:
         if self.stop.is_set():
             raise Stopped()
-        return self.inner.run(sql, max_rows)
+        return self.inner.run(sql, max_rows, **trusted)
+
+    def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        if self.stop.is_set():
+            raise Stopped()
+        return self.inner.run_internal(sql, params)
 
 
 def load_databases(dsn: str, files: dict[str, Path], say: Callable[[str], None]) -> None:

@@ -3,13 +3,16 @@
 import psycopg
 
 from ..errors import QueryFailed
-from ..executor import Rows, quote_ident
+from ..executor import CheckedExecutor, Rows, quote_ident
+from ..pgcheck import read_select
 from ..values import canonical_rows
 
 
 def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | None = None):
     """Open a connection whose search_path is the loaded database's schema."""
     conn = psycopg.connect(dsn, autocommit=True)
+    # Backslashes in literals must mean what the checked text says they mean.
+    conn.execute("SET standard_conforming_strings = on")
     if schema:
         conn.execute(f"SET search_path TO {quote_ident(schema)}, public")
     if statement_timeout_ms:
@@ -17,30 +20,63 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
     return conn
 
 
-class PsycopgExecutor:
-    """Runs each statement alone in a READ ONLY transaction, so PostgreSQL refuses any write."""
+_SCHEMAS = "SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true)"
+_BATCH = 1000  # rows fetched at a time
+
+
+class PsycopgExecutor(CheckedExecutor):
+    """Runs each statement alone in a READ ONLY transaction, so PostgreSQL refuses any write.
+
+    The extended query protocol (pipeline mode) takes exactly one statement: PostgreSQL
+    refuses "SELECT 1; DELETE ..." whatever the check before it concluded.
+    """
 
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
+        ((visible, reach),) = self._in_transaction(lambda cur: self._all(cur, _SCHEMAS, ()))
+        # (run on the session's search_path: the caller's, that candidate queries see)
+        self.schemas, self._reach = list(visible), list(reach)
 
-    def run(self, sql: str, max_rows: int | None = None) -> Rows:
+    def _in_transaction(self, work, internal: bool = False):
         try:
             # Rolled back, never committed: a read-only transaction still lets a query
             # change session settings and a few catalogs; the rollback undoes that.
-            with self.conn.transaction(force_rollback=True), self.conn.cursor() as cur:
+            # Internal queries bind values as $1, $2 (as the server-side executor does).
+            cursor = psycopg.RawCursor(self.conn) if internal else self.conn.cursor()
+            with self.conn.transaction(force_rollback=True), cursor as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
-                # PostgreSQL's grammar then accepts only a query here (a subquery cannot
-                # be PREPARE, LOCK or a data-modifying WITH), and the extended protocol
-                # of pipeline mode only one statement ("SELECT 1; DELETE ..." is refused).
-                with self.conn.pipeline():
-                    cur.execute(f"SELECT * FROM (\n{sql}\n) AS _q")
-                columns = [d.name for d in cur.description or []]
-                if max_rows is None:
-                    data = cur.fetchall() if cur.description else []
-                    return Rows(columns, canonical_rows(data))
-                data = cur.fetchmany(max_rows + 1)
-                return Rows(columns, canonical_rows(data[:max_rows]), len(data) > max_rows)
+                if internal:
+                    cur.execute("SET LOCAL search_path TO pg_catalog, pg_temp")
+                return work(cur)
         except psycopg.Error as exc:
             diag = exc.diag
             message = diag.message_primary or str(exc).splitlines()[0]
             raise QueryFailed(message, exc.sqlstate or "XX000", diag.message_detail) from None
+
+    def _all(self, cur, sql: str, params) -> list[tuple]:
+        with self.conn.pipeline():
+            cur.execute(sql, params or None, prepare=False)
+        return cur.fetchall() if cur.description else []
+
+    def run_internal(self, sql: str, params=()) -> list[tuple]:
+        return self._in_transaction(lambda cur: self._all(cur, sql, list(params)), internal=True)
+
+    def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:
+        """Rows of ``sql``. ``parser_check=False`` leaves out the pglast check of the
+        wrapped text, for tests that show what PostgreSQL refuses on its own."""
+        wrapped = f"SELECT * FROM (\n{sql}\n) AS _q"
+        if parser_check:
+            read_select(wrapped)  # exactly the text that runs is what was checked
+
+        def fetch(cur) -> Rows:
+            # PostgreSQL's grammar accepts only a query in a subquery (not PREPARE, LOCK or
+            # a data-modifying WITH); the extended protocol only one statement.
+            with self.conn.pipeline():
+                cur.execute(wrapped)
+            columns = [d.name for d in cur.description or []]
+            if max_rows is None:
+                return Rows(columns, canonical_rows(cur.fetchall() if cur.description else []))
+            data = cur.fetchmany(max_rows + 1)
+            return Rows(columns, canonical_rows(data[:max_rows]), len(data) > max_rows)
+
+        return self._in_transaction(fetch)

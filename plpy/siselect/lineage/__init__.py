@@ -20,11 +20,14 @@ itself), two or more aggregated FROM items in one block (their witnesses listed 
 than multiplied, see :mod:`.crossed`).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from ..catalog import Catalog
+from ..executor import Executor, Trusting
+from ..pgcheck import Name
 from .analysis import repeats_rows
 from .context import Context, Env, UnsupportedLineage
 from .query import rewrite_query, witness_rows
@@ -43,6 +46,19 @@ class Lineage:
     exact: bool = True
     notes: list[str] = field(default_factory=list)
     keyed_sql: str | None = None
+    # What the ProvSQL backend adds: calls of its own helpers, and the query texts those
+    # helpers run (checked like any text siselect sends, see Executor.run).
+    allow: frozenset[Name] = frozenset()
+    inner: tuple[str, ...] = ()
+
+
+def executor_for(executor: Executor, lineages: Sequence[Lineage]) -> Executor:
+    """``executor``, trusting what the witness queries of ``lineages`` add to the text."""
+    allow = frozenset().union(*(lin.allow for lin in lineages))
+    inner = tuple(text for lin in lineages for text in lin.inner)
+    if not allow and not inner:
+        return executor
+    return Trusting(executor, allow, inner)
 
 
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:

@@ -11,7 +11,7 @@ from sqlglot import exp
 from ..catalog import Catalog
 from ..errors import InvalidInput, QueryFailed
 from ..executor import Executor
-from ..lineage import Lineage
+from ..lineage import Lineage, executor_for
 from ..lineage import witness_query as lineage_witness_query
 from ..search import Pool, fetch_lineage_pool, fetch_pool
 from .status import available
@@ -72,7 +72,7 @@ def serve(
     if isinstance(lineages, str):
         return _lineage(executor, trees, catalog, seed, f"ProvSQL does not serve {lineages}")
     try:
-        pool = fetch_pool(executor, lineages[0].sql, lineages[1].sql, seed)
+        pool = fetch_pool(executor_for(executor, lineages), lineages[0].sql, lineages[1].sql, seed)
     except QueryFailed as exc:
         # Shapes ProvSQL refuses at planning time (outer joins over several tracked
         # relations, some uncorrelated subqueries, ...) surface here.

@@ -19,7 +19,7 @@ SELECT
   ARRAY(
     SELECT c.relname::text FROM pg_catalog.pg_class c
     JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
-    WHERE s.nspname = pg_catalog.current_schema() AND c.relkind = 'r'
+    WHERE s.nspname = ($1::text[])[1] AND c.relkind = 'r'
       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid
                       AND a.attname = 'provsql' AND NOT a.attisdropped)
     ORDER BY 1)
@@ -28,7 +28,8 @@ SELECT
 
 def available(executor: Executor) -> str | None:
     """None when the ProvSQL backend can serve queries on the current schema, else why not."""
-    (installed, created, helpers_in, active, untracked) = executor.run(_PROBE).rows[0]
+    facts = executor.run_internal(_PROBE, [executor.schemas])[0]
+    (installed, created, helpers_in, active, untracked) = facts
     if not installed:
         return "the ProvSQL extension is not installed on this server"
     if active is None:

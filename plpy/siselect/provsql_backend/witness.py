@@ -101,6 +101,10 @@ def numbering_sql(catalog: Catalog) -> str:
     return f"ARRAY[{items}]::regclass[]"
 
 
+# The calls this backend adds around a candidate: its helper, and ProvSQL's token.
+ALLOW = frozenset({(helpers.SCHEMA, "witnesses"), ("provsql", "provenance")})
+
+
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     """SQL returning the witnesses ProvSQL gives ``tree``'s answer (column ``w bigint[]``).
 
@@ -114,9 +118,11 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
         assert isinstance(tree, exp.Select)
         tracked, kept = _grouped(tree, catalog)
         kept_sql = quote_literal(kept)
+        inner: tuple[str, ...] = (tracked, kept)
     else:
         tracked = f"SELECT provsql.provenance(), NULL::text FROM ({tree.sql('postgres')}) AS q"
         kept_sql = "NULL"
+        inner = (tracked,)
         if tree.args.get("limit"):
             notes.append("LIMIT: only the rows kept are witnessed, not those they beat")
     zero = "true" if may_be_zero(tree) else "false"
@@ -124,4 +130,4 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
         f"SELECT w FROM {helpers.SCHEMA}.witnesses({quote_literal(tracked)}, {kept_sql}, "
         f"{zero}, {numbering_sql(catalog)}, {MAX_ROWS})"
     )
-    return Lineage(sql, exact=not notes, notes=notes)
+    return Lineage(sql, exact=not notes, notes=notes, allow=ALLOW, inner=inner)

@@ -1,0 +1,126 @@
+-- siselect 0.1.0 -> 0.2.0: candidate SQL runs only as the one SELECT that was checked.
+-- The read-only transaction and standard-conforming literals are now properties of the
+-- functions (PostgreSQL restores both when they return) instead of text sent in front of
+-- each query, and administrators can trust more functions than pg_catalog's non-volatile
+-- ones in siselect.allowed_names. The full 0.2.0 script is 0.1.0's followed by this one.
+
+\echo Use "ALTER EXTENSION siselect UPDATE TO '0.2.0'" to load this file. \quit
+
+-- Names (functions, operators, types) a candidate query may use beyond pg_catalog's
+-- non-volatile functions; siselect's own functions stay out of reach whatever it holds.
+CREATE TABLE siselect.allowed_names (
+    schema_name name NOT NULL,
+    name name NOT NULL,
+    note text,
+    PRIMARY KEY (schema_name, name)
+);
+COMMENT ON TABLE siselect.allowed_names IS
+  'Functions, operators and types (schema, name) that candidate queries may use although they are volatile or outside pg_catalog; written by administrators';
+SELECT pg_catalog.pg_extension_config_dump('siselect.allowed_names', '');
+REVOKE ALL ON siselect.allowed_names FROM PUBLIC;
+GRANT SELECT ON siselect.allowed_names TO siselect_user;
+
+CREATE OR REPLACE FUNCTION siselect.version() RETURNS text
+LANGUAGE plpython3u STABLE PARALLEL SAFE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "version")
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.transpile(query text, dialect text DEFAULT 'sqlite')
+RETURNS text
+LANGUAGE plpython3u STABLE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+SET standard_conforming_strings TO on
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "transpile", sql=query, dialect=dialect)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.separate(
+    q1 text, q2 text,
+    dialect text DEFAULT 'postgres',
+    strategy text DEFAULT 'minimal',
+    max_rows integer DEFAULT 30,
+    seed bigint DEFAULT 0,
+    backend text DEFAULT 'auto',
+    with_references boolean DEFAULT false,
+    search_path text DEFAULT pg_catalog.current_setting('search_path'))
+RETURNS jsonb
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+SET transaction_read_only TO on
+SET standard_conforming_strings TO on
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "separate", q1=q1, q2=q2, dialect=dialect, strategy=strategy,
+            max_rows=max_rows, seed=seed, backend=backend, with_references=with_references,
+            search_path=search_path)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.materialize(
+    instance jsonb, schema text DEFAULT NULL,
+    search_path text DEFAULT pg_catalog.current_setting('search_path'))
+RETURNS text
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+SET standard_conforming_strings TO on
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "materialize", instance=instance, schema=schema,
+            search_path=search_path)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.tournament(
+    candidates text[], question text,
+    evidence text DEFAULT NULL,
+    judge text DEFAULT 'llm',
+    reference text DEFAULT NULL,
+    dialect text DEFAULT 'postgres',
+    strategy text DEFAULT 'minimal',
+    max_rows integer DEFAULT 30,
+    seed bigint DEFAULT 0,
+    backend text DEFAULT 'auto',
+    with_references boolean DEFAULT true,
+    search_path text DEFAULT pg_catalog.current_setting('search_path'))
+RETURNS jsonb
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+SET transaction_read_only TO on
+SET standard_conforming_strings TO on
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "tournament", candidates=candidates, question=question,
+            evidence=evidence, judge=judge, reference=reference, dialect=dialect,
+            strategy=strategy, max_rows=max_rows, seed=seed, backend=backend,
+            with_references=with_references, search_path=search_path)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.tournament_report(result jsonb) RETURNS text
+LANGUAGE plpython3u IMMUTABLE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+AS $$
+@BOOT@
+return call(plpy, "0.2.0", "tournament_report", result=result)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.set_llm_config(config jsonb) RETURNS text
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+AS $$
+@BOOT@
+if not plpy.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user")[0]["rolsuper"]:
+    plpy.error("siselect: only a superuser can change the LLM configuration", sqlstate="42501")
+return call(plpy, "0.2.0", "set_llm_config", config=config)
+$$;
+
+CREATE OR REPLACE FUNCTION siselect.llm_config() RETURNS jsonb
+LANGUAGE plpython3u STABLE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+AS $$
+@BOOT@
+if not plpy.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user")[0]["rolsuper"]:
+    plpy.error("siselect: only a superuser can read the LLM configuration", sqlstate="42501")
+return call(plpy, "0.2.0", "llm_config")
+$$;
