@@ -90,7 +90,7 @@ class ChatServer:
         self.handler = handler
 
     def chat_requests(self) -> list[Request]:
-        return [r for r in self.requests if r.path == CHAT_PATH]
+        return [r for r in self.requests if _route(r.path) == CHAT_PATH]
 
     def next_reply(self, request: Request) -> Reply:
         with self._lock:
@@ -115,6 +115,11 @@ class ChatServer:
         self.close()
 
 
+def _route(path: str) -> str:
+    # Endpoints may be given query strings (``?api-version=...``, keys): routed on the path.
+    return path.partition("?")[0]
+
+
 def _as_reply(reply: Reply | str) -> Reply:
     return Reply(content=reply) if isinstance(reply, str) else reply
 
@@ -135,7 +140,7 @@ def _make_handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw
             request = Request("POST", self.path, dict(self.headers.items()), body)
-            if self.path != CHAT_PATH:
+            if _route(self.path) != CHAT_PATH:
                 self._send(Reply(status=404, body=b'{"error": {"message": "not found"}}'))
                 return
             self._send(server.next_reply(request))
