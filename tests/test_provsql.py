@@ -311,6 +311,20 @@ def test_tracing_more_rows_than_the_cap_is_an_error_not_minutes_of_work(pexec):
     assert caught.value.sqlstate == "54000"
 
 
+
+def test_the_runner_role_is_served_by_provsql(provsql_cluster, provsql_dsn):
+    """The CLI runs candidates as siselect_runner (issue 12): what ``load`` and
+    ``provsql enable`` grant it lets ProvSQL serve it, not the lineage fallback."""
+    database = provsql_dsn.split("?")[0].rsplit("/", 1)[1]
+    with connect(provsql_cluster.runner_dsn(database), "superhero",
+                 statement_timeout_ms=120_000) as conn:
+        runner = PsycopgExecutor(conn)
+        assert runner.run("SELECT current_user::text").rows[0][0] == "siselect_runner"
+        assert available(runner) is None
+        result = separate(runner, TALL, TALLISH, Options(backend="provsql"))
+    assert result["status"] == "separated"
+    assert result["backend"] == "provsql", result.get("backend_reason")
+
 def superhero_pairs(executor, catalog, tasks: int):
     """Pairs of representatives of the first superhero tasks with candidates at K=24."""
     known = {t["question_id"]: t for t in json.loads(TASKS.read_text())}
