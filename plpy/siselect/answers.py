@@ -238,22 +238,26 @@ class _Cells:
         self.reach = (1.0 / (1.0 - self.r)) * (1 + 1e-6) + 1e-9 if self.usable else 0.0
         self.width = 8 * self.reach if self.usable else 1.0
 
-        # The usual case, A > 0 and R > 0, is inlined in ``key``: these are its constants.
-        normal = self.usable and self.r > 0.0 and self.a > 0.0
-        self._k = self.r / self.a if normal else 0.0
-        self._s = 1.0 / (self.r * self.width) if normal else 0.0
-        self._big = 1e300 / self._k if normal else 0.0  # beyond: k * x could overflow
+        # ``t`` is inlined in ``key`` when R > 0 as ``f(k |x|) * s + off``: for A > 0 with
+        # f = log1p, for A = 0 with f = log (off keeps t of the smallest number positive).
+        self._f = math.log1p if self.a > 0.0 else math.log
+        inline = self.usable and self.r > 0.0
+        self._k = (self.r / self.a if self.a > 0.0 else 1.0) if inline else 0.0
+        self._s = 1.0 / (self.r * self.width) if inline else 0.0
+        self._off = 800.0 * self._s if inline and self.a == 0.0 else 0.0
+        # Beyond ``big``, k |x| could overflow (and the whole line is beyond when not inline).
+        self._big = (1e300 / self._k if self.a > 0.0 else math.inf) if inline else 0.0
 
     def scaled(self, x: float) -> float:
         """``t(x)`` in cell widths; ``x`` finite, and non-zero when ``A`` is 0."""
         ax, r, a = abs(x), self.r, self.a
+        if not self.usable or self.exact:
+            return 0.0  # cells are not used
         if ax < self._big:
-            v = math.log1p(self._k * ax) * self._s
+            v = self._f(self._k * ax) * self._s + self._off
         elif r == 0.0:
             v = ax / a / self.width
-        elif a == 0.0:
-            v = (math.log(ax) / r + 1e6) / self.width  # only same-signed numbers match
-        else:
+        else:  # A > 0, R > 0, k |x| overflows: log1p(y) = log(y) to the last digit
             v = (math.log(r) + math.log(ax) - math.log(a)) / r / self.width
         return v if x >= 0 else -v
 
@@ -281,12 +285,12 @@ class _Cells:
         """A row's hash key: per number, itself when whole or infinite, else its cell.
         The cell of the usual case is computed inline, as ``scaled`` does: this runs for
         every row of an answer."""
-        k, s, big, floor, log1p, other = self._k, self._s, self._big, math.floor, math.log1p, \
-            self._other
+        k, s, off, big, f = self._k, self._s, self._off, self._big, self._f
+        floor, other = math.floor, self._other
         return tuple([
             x if type(x) is int or x.is_integer()  # type: ignore[union-attr]
-            else ("f", floor(log1p(k * x) * s)) if 0.0 < x < big
-            else ("f", floor(-log1p(-k * x) * s)) if -big < x < 0.0
+            else ("f", floor(f(k * x) * s + off)) if 0.0 < x < big
+            else ("f", floor(-(f(-k * x) * s + off))) if -big < x < 0.0
             else other(x) for x in numbers
         ])
 
@@ -307,8 +311,17 @@ MAX_WHOLES = 8  # whole numbers within reach of a fractional one before scanning
 def _numbers_match(probe: tuple[Number, ...], row: tuple[Number, ...], tolerance: Tolerance,
                    probe_first: bool) -> bool:
     a, b = (probe, row) if probe_first else (row, probe)
+    rel, inf = tolerance.relative, math.inf
     for u, v in zip(a, b, strict=True):
-        if u != v and not numbers_match(u, v, tolerance):
+        if u == v:
+            continue
+        # numbers_match's common case inline: two finite floats, not both whole, within
+        # the relative tolerance (this runs for every row of an answer).
+        if (type(u) is float and type(v) is float
+                and abs(u - v) <= rel * max(abs(u), abs(v)) < inf
+                and not (u.is_integer() and v.is_integer())):
+            continue
+        if not numbers_match(u, v, tolerance):
             return False
     return True
 
@@ -443,28 +456,30 @@ class _Side:
                     group.add(i, key)
         return self._groups.get((text, arity))
 
-    def match(self, row: NormalRow, probe_first: bool) -> int:
-        """The id of a row of this side equal to ``row`` under the tolerance, or -1."""
-        text, numbers = row
-        own = self.cells.key(numbers)
-        rows, tolerance = self.rows, self.tolerance
-        for i in self.index().get((text, own), ()):
-            if _numbers_match(numbers, rows[i][1], tolerance, probe_first):
-                return i
+    def nearby(self, text: tuple, numbers: tuple[Number, ...], own: tuple,
+               probe_first: bool) -> int:
+        """The id of a row matching ``(text, numbers)`` under another key than its own
+        ``own``, or -1."""
         group = self.group(text, len(numbers))
         return -1 if group is None else group.match(numbers, own, probe_first)
 
 
 def _cover(probes: Iterable[NormalRow], side: _Side, probes_first: bool) -> set[int] | None:
     """The ids of the rows of ``side`` that match the probes, or None when a probe has no
-    match."""
+    match. Each probe first tries the rows under its own key (inline: once per row)."""
     matched: set[int] = set()
-    for n, row in enumerate(probes):
+    index, key, rows, tolerance = side.index(), side.cells.key, side.rows, side.tolerance
+    for n, (text, numbers) in enumerate(probes):
         if n & 1023 == 1023:
             deadline.check()
-        i = side.match(row, probes_first)
-        if i < 0:
-            return None
+        own = key(numbers)
+        for i in index.get((text, own), ()):
+            if _numbers_match(numbers, rows[i][1], tolerance, probes_first):
+                break
+        else:
+            i = side.nearby(text, numbers, own, probes_first)
+            if i < 0:
+                return None
         matched.add(i)
     return matched
 
