@@ -24,7 +24,8 @@ class _Discard(Exception):
         self.result = result
 
 
-_SET_PATH = "SELECT pg_catalog.set_config('search_path', $1, true)"
+# pg_temp last: a temporary table must not stand in for the caller's table of that name.
+_SET_PATH = "SELECT pg_catalog.set_config('search_path', $1 || ', pg_temp', true)"
 _SCHEMAS = (
     "SELECT pg_catalog.current_schemas(false) AS visible,"
     " pg_catalog.current_schemas(true) AS reach,"
@@ -90,6 +91,8 @@ class PlpyExecutor(CheckedExecutor):
         except self.plpy.SPIError as exc:
             raise _query_failed(self.plpy, exc) from None
         names = result.colnames()
+        # Rows come back as dicts: a repeated column name would lose a column silently.
+        assert len(set(names)) == len(names), f"internal query repeats a column name: {names}"
         return [tuple(row[n] for n in names) for row in result]
 
     def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:

@@ -132,7 +132,7 @@ class Worker(threading.Thread):
     def _use(self, schema: str) -> None:
         if schema != self.schema:
             assert self.conn is not None
-            self.conn.execute(f"SET search_path TO {quote_ident(schema)}, public")
+            self.conn.execute(f"SET search_path TO {quote_ident(schema)}, public, pg_temp")
             self.schema = schema
 
     def _stoppable(self, complete: Callable | None) -> Callable | None:

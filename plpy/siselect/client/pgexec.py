@@ -14,7 +14,7 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
     # Backslashes in literals must mean what the checked text says they mean.
     conn.execute("SET standard_conforming_strings = on")
     if schema:
-        conn.execute(f"SET search_path TO {quote_ident(schema)}, public")
+        conn.execute(f"SET search_path TO {quote_ident(schema)}, public, pg_temp")
     if statement_timeout_ms:
         conn.execute(f"SET statement_timeout = {int(statement_timeout_ms)}")
     return conn
