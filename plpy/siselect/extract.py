@@ -30,24 +30,30 @@ def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) ->
     return instance
 
 
-def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str) -> list[int]:
+def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str,
+               limit: int | None = None) -> list[int]:
     sql = (
         f"SELECT {rowids.rowid_sql(catalog.number(table), 't')} "
         f"FROM {_source(catalog, table)} AS t WHERE {where}"
     )
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
     return [int(r) for (r,) in executor.run(sql).rows]
 
 
 def referenced_rows(
     executor: Executor, catalog: Catalog, trees: Sequence[exp.Expr], limit: int
 ) -> list[int] | None:
-    """Every row of every table the queries read, or None when that exceeds ``limit``."""
+    """Every row of every table the queries read, or None when that exceeds ``limit``.
+
+    Each table is read with a LIMIT of what is left of ``limit`` plus one, so no more than
+    ``limit + 1`` row ids are ever fetched, however large the tables."""
     tables = []
     for tree in trees:
         tables += [t for t in base_tables(tree, catalog) if t not in tables]
     result: list[int] = []
     for table in tables:
-        result += _rowids_of(executor, catalog, table, "true")
+        result += _rowids_of(executor, catalog, table, "true", limit - len(result) + 1)
         if len(result) > limit:
             return None
     return result
