@@ -10,7 +10,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from .errors import NotASelect
 
-MAX_SQL_CHARS = 200_000
+MAX_SQL_CHARS = 50_000  # 20 times the longest of 5,000 BIRD candidates
 # Parts (syntax tree nodes) of one query. BIRD's largest query has about 500; some steps
 # (lineage, rewriting) cost more than linear time in this, and pure Python work inside the
 # server is not interrupted by statement_timeout or a cancel: the cap bounds that work.
@@ -72,8 +72,9 @@ _FORBIDDEN_PREFIXES = (
 _PLACEHOLDERS = (exp.Placeholder, exp.Parameter, exp.SessionParameter)
 
 # The tokenizer and parser run in pure Python, which a cancel cannot interrupt: bound
-# their work before it starts. BIRD's longest candidate has about 300 tokens.
-MAX_QUERY_TOKENS = 20_000
+# their work before it starts (a few tokens make one tree node, MAX_QUERY_NODES caps
+# those). BIRD's longest candidate has about 300 tokens.
+MAX_QUERY_TOKENS = 6_000
 
 
 def forbidden_function(name: str) -> bool:
