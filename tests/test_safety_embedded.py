@@ -232,10 +232,29 @@ def test_sql_separate_and_tournament_run_candidates_as_the_runner(cluster: Clust
     assert json.loads(last_line(apart))["status"] == "separated"
     result = json.loads(last_line(siselect(
         home, "tournament", "--db", "superhero", "--judge", "none", "--question", "who?",
-        "--json", WHO, RUNNER_LITERAL, SUPERUSER_LITERAL)))
+        "--no-with-references", "--json", WHO, RUNNER_LITERAL, SUPERUSER_LITERAL)))
     groups = sorted(sorted(g["members"]) for g in result["groups"])
     assert groups == [[0, 1], [2]]
 
+
+
+def test_bench_loads_as_the_superuser_and_runs_tasks_as_the_runner(cluster: Cluster,
+                                                                    tmp_path: Path):
+    """The gold answer is the runner's name: only a task run as the runner finds
+    ``current_user`` correct (and loading, which the runner may not do, succeeded)."""
+    (tmp_path / "dbs").mkdir()
+    (tmp_path / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
+    task = {"question_id": 1, "db_id": "superhero", "difficulty": "simple",
+            "question": "Who runs this?", "evidence": "", "SQL": RUNNER_LITERAL}
+    (tmp_path / "tasks.json").write_text(json.dumps([task]))
+    (tmp_path / "candidates.json").write_text(json.dumps({"1": [WHO, SUPERUSER_LITERAL]}))
+    siselect(cluster.home, "bench", "--tasks", str(tmp_path / "tasks.json"),
+             "--candidates", str(tmp_path / "candidates.json"),
+             "--databases", str(tmp_path / "dbs"), "--out", str(tmp_path / "out"),
+             "--judge", "none")
+    (record,) = [json.loads(line) for line in
+                 (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert record["status"] == "ok" and record["correct"] == [0]
 
 # -- migration -----------------------------------------------------------------------------
 
