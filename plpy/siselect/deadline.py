@@ -103,6 +103,7 @@ def statement_seconds_left(run_scalar: Callable[[str], object]) -> float | None:
     left = run_scalar(
         "SELECT CASE WHEN s.setting::bigint = 0 THEN NULL ELSE s.setting::bigint / 1000.0 "
         "- extract(epoch FROM clock_timestamp() - statement_timestamp()) END::float8 "
+        "AS seconds_left "
         "FROM pg_catalog.pg_settings s WHERE s.name = 'statement_timeout'"
     )
     return None if left is None else float(left)  # type: ignore[arg-type]

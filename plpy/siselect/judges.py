@@ -116,12 +116,14 @@ class NoisyJudge:
 
     def _wrong_rows(self, context: JudgeContext, truth: list[list[Any]]) -> list[list[Any]]:
         from .answers import answer_key, matches_judge
-        from .errors import SiselectError
+        from .errors import Cancelled, SiselectError
 
         seen, choices = set(), []
         for tree in self.rivals:
             try:
                 rows = [list(r) for r in context.run_on_instance(tree).rows]
+            except Cancelled:
+                raise
             except SiselectError:
                 continue  # a rival that fails on D' proposes no answer
             key = answer_key(rows)

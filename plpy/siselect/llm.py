@@ -22,6 +22,7 @@ from typing import Any
 import requests
 
 from . import __version__
+from . import deadline as call_deadline
 from .answers import Tolerance, matches_judge
 from .errors import ConfigError, JudgeReplyInvalid, JudgeUnavailable
 from .instances import FORMATS
@@ -308,11 +309,12 @@ class ChatClient:
         attempt = 0
         while True:
             attempt += 1
+            call_deadline.check()  # the caller's statement_timeout, or a cancel
             try:
                 completion = self._attempt(body, deadline)
             except _Retry as exc:
                 pause = self._pause(exc, attempt, deadline, started)
-                time.sleep(pause)
+                time.sleep(call_deadline.bounded(pause))
                 continue
             completion.attempts, completion.seconds = attempt, time.monotonic() - started
             return completion
@@ -332,6 +334,8 @@ class ChatClient:
 
     def _attempt(self, body: dict[str, Any], deadline: float) -> Completion:
         cfg = self.config
+        # Every timeout below is bounded by the time the caller's call has left.
+        deadline = min(deadline, time.monotonic() + call_deadline.bounded(math.inf))
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Retry("the deadline passed")

@@ -1,8 +1,11 @@
 """Entry points callable from the extension's SQL functions (registered on import)."""
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from . import deadline
 from .catalog import load_catalog
 from .materialize import statements
 from .separation import options_from, separate
@@ -15,10 +18,22 @@ def transpile(plpy: Any, sql: str, dialect: str) -> str:
     return to_postgres(sql, dialect)
 
 
+@contextmanager
+def _call_deadline(plpy: Any) -> Iterator[None]:
+    """The call's Python work bounded by the caller's statement_timeout; and a cancel or a
+    timeout acted on within :data:`deadline.POLL_SECONDS` of Python work, since a query,
+    however trivial, is where PostgreSQL raises a pending one."""
+    ping = plpy.prepare("SELECT 1")
+    left = deadline.statement_seconds_left(lambda sql: plpy.execute(sql)[0]["seconds_left"])
+    with deadline.scope(left, poll=lambda: plpy.execute(ping)):
+        yield
+
+
 @register("separate")
 def separate_entry(plpy: Any, q1: str, q2: str, search_path: str, **options: Any) -> dict:
     executor = PlpyExecutor(plpy, search_path)
-    return separate(executor, q1, q2, options_from(**options))
+    with _call_deadline(plpy):
+        return separate(executor, q1, q2, options_from(**options))
 
 
 @register("materialize")
@@ -78,9 +93,10 @@ def tournament_entry(
     chosen = make_judge(judge, ref_tree, llm_config() if judge == "llm" else None)
     if hasattr(chosen, "client"):
         chosen.client = _CancellableClient(chosen.client, plpy)
-    return run_tournament(
-        executor, list(candidates), question, evidence, chosen, opts, reference, catalog
-    )
+    with _call_deadline(plpy):
+        return run_tournament(
+            executor, list(candidates), question, evidence, chosen, opts, reference, catalog
+        )
 
 
 @register("tournament_report")
