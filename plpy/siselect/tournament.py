@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from .answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
 from .catalog import Catalog, load_catalog
-from .errors import InvalidInput, SiselectError
+from .errors import Cancelled, InvalidInput, SiselectError
 from .executor import Executor, Rows
 from .judges import Judge, JudgeContext
 from .pair import Pair, group_rows, run_capped
@@ -67,6 +67,8 @@ def prepare(
         try:
             entry.tree = to_tree(sql, dialect, catalog)
             entry.answer = run_capped(executor, entry.tree)
+        except Cancelled:
+            raise
         except SiselectError as exc:
             entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
         entries.append(entry)
@@ -111,6 +113,8 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     record: dict[str, Any] = {"a": a.index, "b": b.index}
     try:
         sep = separate_pair(pair, a.answer, b.answer, t.options)
+    except Cancelled:  # the whole call's time is up, not this pair's
+        raise
     except SiselectError as exc:  # a query's time limit, lineage out of reach: this pair only
         record.update(
             separation="error",
