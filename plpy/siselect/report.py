@@ -18,8 +18,10 @@ from typing import Any
 
 from .instances import markdown_table, to_markdown
 
-# Backslash-escaped: links, images, emphasis, code spans, HTML entities' '&' (as &amp;).
-_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]{}()#!~])")
+# Backslash-escaped: what makes links and images ([ ]), code spans (`), escapes (\) and
+# template syntax of some renderers ({ }). Emphasis stays: it cannot carry markup, and
+# identifiers (height_cm) stay readable.
+_MD_PUNCTUATION = re.compile(r"([\\`\[\]{}])")
 
 
 def md_text(text: Any) -> str:
@@ -44,8 +46,9 @@ def md_code(text: Any) -> str:
     return f"{tick} {flat} {tick}"
 
 
-def md_fence(text: str, info: str = "sql") -> str:
+def md_fence(text: Any, info: str = "sql") -> str:
     """A fenced code block no line of ``text`` can close."""
+    text = str(text)
     fence = "`" * max(3, _backtick_run(text) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
 
