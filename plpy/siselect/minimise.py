@@ -7,6 +7,8 @@ Removing chunks first matters: starting sets reach thousands of rows for queries
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from . import deadline
+
 T = TypeVar("T")
 
 
@@ -29,6 +31,7 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool]) -> list[T]
     current = list(items)
     n = 2
     while len(current) >= 2:
+        deadline.check()  # each round builds O(len(current)) complements in Python
         chunks = _split(current, min(n, len(current)))
         reduced = False
         for chunk in chunks:
@@ -37,6 +40,7 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool]) -> list[T]
                 break
         if not reduced:
             for i in range(len(chunks)):
+                deadline.check()
                 complement = [x for j, c in enumerate(chunks) if j != i for x in c]
                 if still_fails(complement):
                     current, n, reduced = complement, max(n - 1, 2), True

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import nondeterminism, privileges
+from . import deadline, nondeterminism, privileges
 from .answers import same_answer
 from .catalog import Catalog, load_catalog
 from .errors import InvalidInput, SiselectError
@@ -105,6 +105,17 @@ def separate_pair(
     started = time.perf_counter() if started is None else started
     if pair.deadline is None:
         pair.deadline = time.monotonic() + options.budget_seconds
+    # The budget also bounds the Python work between queries (comparing, minimising).
+    with deadline.scope(pair.deadline - time.monotonic(), exceeded=_budget_spent):
+        return _separate(pair, a1, a2, options, started)
+
+
+def _budget_spent() -> BudgetExceeded:
+    return BudgetExceeded("the time budget of this call is spent", "57014")
+
+
+def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
+              ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "status": None,
         "strategy": options.strategy,
@@ -113,19 +124,19 @@ def separate_pair(
         "sql": {"q1": pair.trees[0].sql("postgres"), "q2": pair.trees[1].sql("postgres")},
         "rows_on_d": {"q1": len(a1.rows), "q2": len(a2.rows)},
     }
-    if same_answer(a1.rows, a2.rows):
-        return _finish(
-            result,
-            pair,
-            started,
-            "same_answer",
-            "Q1 and Q2 give the same answer on the whole database",
-        )
-    tie = _tie_only(pair, a1, a2)
-    if tie:
-        return _finish(result, pair, started, "nondeterministic", tie)
-    privileges.require_row_ids(pair.trees, pair.catalog)
     try:
+        if same_answer(a1.rows, a2.rows):
+            return _finish(
+                result,
+                pair,
+                started,
+                "same_answer",
+                "Q1 and Q2 give the same answer on the whole database",
+            )
+        tie = _tie_only(pair, a1, a2)
+        if tie:
+            return _finish(result, pair, started, "nondeterministic", tie)
+        privileges.require_row_ids(pair.trees, pair.catalog)
         found, notes = _search(pair, options, result)
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
