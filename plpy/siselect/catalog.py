@@ -82,14 +82,15 @@ ORDER BY rank, c.relname, a.attnum
 """
 
 _KEYS_SQL = """
-SELECT c.relname, k.contype::text,
+-- Every output column named apart: the server's executor returns rows as dicts.
+SELECT c.relname AS table_name, k.contype::text AS kind,
        ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
              JOIN pg_catalog.pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n
-             ORDER BY u.i),
-       r.relname,
+             ORDER BY u.i) AS columns,
+       r.relname AS ref_table,
        ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
              JOIN pg_catalog.pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n
-             ORDER BY u.i)
+             ORDER BY u.i) AS ref_columns
 FROM pg_catalog.pg_constraint k
 JOIN pg_catalog.pg_class c ON c.oid = k.conrelid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace

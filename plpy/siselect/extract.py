@@ -5,10 +5,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from . import rowids
+from . import privileges, rowids
 from .catalog import Catalog
 from .executor import Executor, quote_ident
 from .pair import group_rows
+from .privileges import readable_columns
 from .shadow import base_tables, tid_array
 
 
@@ -21,7 +22,8 @@ def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) ->
     """``{table: {"columns": [...], "rows": [[...], ...]}}`` for encoded row ids."""
     instance: dict[str, Any] = {}
     for table, ctids in sorted(group_rows(rows, catalog).items()):
-        cols = ", ".join(quote_ident(c.name) for c in catalog.tables[table].columns)
+        # Only what the caller may read: column-level grants leave the others out.
+        cols = ", ".join(quote_ident(c) for c in readable_columns(catalog, table))
         result = executor.run(
             f"SELECT {cols} FROM {_source(catalog, table)} "
             f"WHERE ctid = ANY({tid_array(ctids)}) ORDER BY ctid"
@@ -59,17 +61,28 @@ def referenced_rows(
     return result
 
 
-def referenced_closure(executor: Executor, catalog: Catalog, rows: Sequence[int]) -> list[int]:
-    """``rows`` plus, transitively, the rows they reference through foreign keys."""
+def referenced_closure(
+    executor: Executor, catalog: Catalog, rows: Sequence[int]
+) -> tuple[list[int], list[str]]:
+    """``rows`` plus, transitively, the rows they reference through foreign keys; and the
+    referenced tables left out because the caller may not read them (or the keys)."""
+    privileges.denied(executor, catalog)
     closure = set(rows)
     frontier = set(rows)
+    unreadable: list[str] = []
     while frontier:
         added: set[int] = set()
         for table, ctids in group_rows(frontier, catalog).items():
             for fk in catalog.tables[table].foreign_keys:
-                if catalog.table(fk.ref_table) is None:
+                found = catalog.table(fk.ref_table)
+                if found is None:
                     continue
-                ref = catalog.table(fk.ref_table).name  # type: ignore[union-attr]
+                ref = found.name
+                if not (privileges.can_read(catalog, ref, fk.ref_columns)
+                        and privileges.can_read(catalog, table, fk.columns)):
+                    if ref not in unreadable:
+                        unreadable.append(ref)
+                    continue
                 local = ", ".join(f"k.{quote_ident(c)}" for c in fk.columns)
                 remote = ", ".join(f"t.{quote_ident(c)}" for c in fk.ref_columns)
                 where = (
@@ -79,4 +92,4 @@ def referenced_closure(executor: Executor, catalog: Catalog, rows: Sequence[int]
                 added.update(_rowids_of(executor, catalog, ref, where))
         frontier = added - closure
         closure |= frontier
-    return sorted(closure)
+    return sorted(closure), unreadable

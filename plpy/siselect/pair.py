@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from . import rowids
+from . import privileges, rowids
 from .answers import same_answer
 from .catalog import Catalog
 from .errors import QueryFailed
@@ -63,10 +63,17 @@ class Pair:
     deadline: float | None = None  # time.monotonic() value after which work stops
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Before any restrict(): it must not name columns the caller may not read.
+        privileges.denied(self.executor, self.catalog)
+
     def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
         """Run ``tree``; an answer cut at ``max_rows`` cannot be compared, so it is an error."""
         self.check_budget()
-        return run_capped(self.executor, tree, max_rows)
+        try:
+            return run_capped(self.executor, tree, max_rows)
+        except QueryFailed as exc:
+            raise privileges.explain(exc, tree, self.catalog) from None
 
     def check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:

@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from .catalog import Catalog
 from .executor import quote_ident, quote_literal
+from .privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
 
@@ -57,8 +58,14 @@ def restrict(tree: E, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> E:
             else table.this.copy()
         )
         source = f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
+        # A caller who may read some columns only gets those: ``*`` would be refused.
+        columns = (
+            "*" if whole(catalog, found.name)
+            else ", ".join(quote_ident(c) for c in readable_columns(catalog, found.name))
+        )
         sub: exp.Expr = exp.maybe_parse(
-            f"(SELECT * FROM {source} WHERE ctid = ANY({tid_array(rows.get(found.name, []))}))",
+            f"(SELECT {columns} FROM {source} "
+            f"WHERE ctid = ANY({tid_array(rows.get(found.name, []))}))",
             dialect="postgres",
         )
         # Keep the reference's own identifier (quoted or not) so that column references resolve.

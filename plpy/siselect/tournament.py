@@ -12,9 +12,10 @@ from typing import Any
 
 from sqlglot import exp
 
+from . import privileges
 from .answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
 from .catalog import Catalog, load_catalog
-from .errors import Cancelled, InvalidInput, SiselectError
+from .errors import Cancelled, InvalidInput, QueryFailed, SiselectError
 from .executor import Executor, Rows
 from .judges import Judge, JudgeContext
 from .pair import Pair, group_rows, run_capped
@@ -69,6 +70,11 @@ def prepare(
             entry.answer = run_capped(executor, entry.tree)
         except Cancelled:
             raise
+        except QueryFailed as exc:
+            if entry.tree is not None and exc.sqlstate == privileges.INSUFFICIENT_PRIVILEGE:
+                privileges.denied(executor, catalog)
+                exc = privileges.explain(exc, entry.tree, catalog)
+            entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
         except SiselectError as exc:
             entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
         entries.append(entry)
@@ -137,6 +143,8 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     t.judge_calls += answer.calls
     record["instance"] = sep["instance"]
     record["rows"] = sep["rows"]
+    if sep.get("references_left_out"):
+        record["references_left_out"] = sep["references_left_out"]
     record["judge"] = {
         "name": t.judge.name,
         "rows": answer.rows,
