@@ -55,10 +55,14 @@ def write_llm_config(settings: dict[str, Any] | None) -> str:
 
 
 def public_view(config: Any) -> dict[str, Any]:
-    """The settings as a dict with the API key masked."""
+    """The settings as a dict with the API key masked and the URL's credentials redacted
+    (the same secrets, spelled in the URL)."""
     from dataclasses import asdict
+
+    from .redact import redact_url
 
     view = asdict(config)
     if view.get("api_key"):
         view["api_key"] = "****"
+    view["base_url"] = redact_url(view["base_url"])
     return view

@@ -28,6 +28,7 @@ from ..errors import SiselectError
 from ..executor import Executor
 from ..judges import Judge, NoisyJudge, make_judge
 from ..pair import run_capped
+from ..redact import redact_url
 from ..report import markdown_report
 from ..separation import Options
 from ..tournament import Entry, group, prepare, run_tournament
@@ -60,7 +61,8 @@ class Settings:
                 "pairwise_share": self.pairwise_share, "result_rows": self.result_rows,
                 "runs": self.runs,
                 "llm_model": getattr(llm, "model", None) if llm else None,
-                "llm_url": getattr(llm, "base_url", None) if llm else None}
+                # Redacted: summary.json is shared; the same URL redacts the same way.
+                "llm_url": redact_url(llm.base_url) if llm else None}
 
 
 @dataclass
