@@ -59,3 +59,9 @@ class Cancelled(SiselectError):
     keep going after one pair's failure let it through."""
 
     sqlstate = "57014"
+
+
+class AnswerTooLarge(QueryFailed):
+    """An answer passed the byte cap per answer (54000 program_limit_exceeded)."""
+
+    sqlstate = "54000"
