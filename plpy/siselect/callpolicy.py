@@ -25,7 +25,7 @@ FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespa
 WHERE p.proname = ANY ($1::text[])
 """
 _OPERATORS_SQL = """
-SELECT n.nspname::text, o.oprname::text, p.provolatile::text, pn.nspname::text
+SELECT n.nspname::text, o.oprname::text, p.provolatile::text, pn.nspname::text AS code_nspname
 FROM pg_catalog.pg_operator o
 JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
 JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
