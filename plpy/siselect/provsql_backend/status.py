@@ -11,18 +11,19 @@ LOADED = "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'provsql.activ
 # One round trip: each column is a fact available() turns into a reason.
 _PROBE = f"""
 SELECT
-  EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'provsql'),
-  EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'),
+  EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'provsql')
+      AS installed,
+  EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql') AS created,
   pg_catalog.to_regprocedure('{helpers.SCHEMA}.witnesses(text,text,boolean,regclass[],integer)')
-      IS NOT NULL,
-  ({LOADED}),
+      IS NOT NULL AS helpers_in,
+  ({LOADED}) AS active,
   ARRAY(
     SELECT c.relname::text FROM pg_catalog.pg_class c
     JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
     WHERE s.nspname = ($1::text[])[1] AND c.relkind = 'r'
       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid
                       AND a.attname = 'provsql' AND NOT a.attisdropped)
-    ORDER BY 1)
+    ORDER BY 1) AS untracked
 """
 
 
