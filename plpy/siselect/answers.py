@@ -141,8 +141,16 @@ def normal_row(row: Sequence[Any], tolerance: Tolerance = SQL_TOLERANCE) -> Norm
 def normalise(rows: Iterable[Sequence[Any]], tolerance: Tolerance = SQL_TOLERANCE
               ) -> frozenset[NormalRow]:
     """The answer as a set of rows: all-NULL rows and duplicates gone, column order ignored."""
-    normal = (normal_row(row, tolerance) for row in rows)
+    normal = (normal_row(row, tolerance) for row in _checked(rows))
     return frozenset(r for r in normal if r is not None)
+
+
+def _checked(rows: Iterable[Sequence[Any]]) -> Iterator[Sequence[Any]]:
+    """``rows``, checking the deadline every 4096 (normalising is a long Python loop)."""
+    for n, row in enumerate(rows):
+        if n & 4095 == 4095:
+            deadline.check()
+        yield row
 
 
 def _round_significant(x: Number) -> Number:
