@@ -545,3 +545,44 @@ def per_class_table(corpus: list[hc.Case], results: dict[tuple[str, str], Outcom
     lines += ["", "## seconds per path", ""]
     lines += [f"- {p}: {t:.1f}" for p, t in timings.items()]
     return "\n".join(lines) + "\n"
+
+
+def test_the_effect_checks_see_each_breach(site: Site, attack: Attack) -> None:
+    """The oracle itself: each payload run directly (past siselect) by the attacking roles
+    is reported, so a breach through siselect could not pass unseen."""
+    su, member = attack.sessions["superuser"], attack.sessions["member"]
+    # A victim of its own, so that the corpus test's victim survives in any order.
+    spare = psycopg.connect(site.member_dsn, autocommit=True)
+    kept, attack.victim = attack.victim, spare
+    ctx = attack.ctx
+    direct = [
+        (su, f"SELECT pg_advisory_lock({ctx.lock_key})", "advisory lock"),
+        (su, "PREPARE pwned_plan AS SELECT 1", "prepared statement"),
+        (su, f"COPY (SELECT 1) TO PROGRAM 'touch {ctx.touched}'", f"file {ctx.touched}"),
+        (su, "SELECT evil.tripwire('direct')", "a user function ran"),
+        (member, "SELECT set_config('application_name', 'pwned', false)", "application_name"),
+        (member, f"SELECT pg_terminate_backend({spare.info.backend_pid})", "victim session"),
+    ]
+    with psycopg.connect(site.monitor_dsn, autocommit=True) as monitor:
+        effects = Effects(attack, monitor)
+        try:
+            for conn, sql, seen in direct:
+                effects.reset()
+                conn.execute(sql)
+                found = effects.breaches("sql direct")
+                assert any(seen in f for f in found), (sql, found)
+        finally:
+            attack.victim = kept
+            spare.close()
+            for undo in ("SELECT pg_advisory_unlock_all()", "DEALLOCATE ALL",
+                         "SET application_name = 'hostile-attack'"):
+                for conn in (su, member):
+                    conn.execute(undo)
+            (site.cluster.datadir / ctx.touched).unlink(missing_ok=True)
+            (site.tripwire / "fired").unlink(missing_ok=True)
+        effects.reset()
+        su.execute("SELECT 1 FROM superhero.superhero LIMIT 1")
+        assert effects.breaches("sql direct") == []
+        su.execute("SET work_mem = '5MB'")
+        su.execute("RESET work_mem")
+        assert [f for f in effects.breaches("sql direct") if "not one SELECT" in f]
