@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from chat_server import ChatServer
@@ -32,6 +33,16 @@ SLOW_CANDIDATES = ["SELECT COUNT(*) FROM superhero WHERE id < 10",
 # And one whose gold query fails on PostgreSQL: reported, not scored.
 BROKEN = {"question_id": 999_002, "db_id": "superhero", "question": "Which hero is oldest?",
           "evidence": "", "SQL": "SELECT superhero_name FROM superhero ORDER BY age DESC"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sleep_allowed(dsn):
+    """SLOW's gold sleeps: pg_sleep is volatile, so an administrator must allow it."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO siselect.allowed_names VALUES ('pg_catalog', 'pg_sleep', "
+                     "'test_bench: a gold query that is still running when interrupted')")
+        yield
+        conn.execute("DELETE FROM siselect.allowed_names WHERE name = 'pg_sleep'")
 
 
 @pytest.fixture(scope="module")

@@ -66,3 +66,9 @@ class AnswerBudget:
                 f"({SETTING})"
             )
         return self.used
+
+
+def session_limit(setting: str | None) -> int:
+    """The cap in force for a session: its setting may lower the default, never raise it
+    (any role can set a custom setting)."""
+    return min(MAX_ANSWER_BYTES, byte_limit(setting))

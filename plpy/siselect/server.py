@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
+from . import __version__, answer_size
 from .errors import QueryFailed, SiselectError
 from .executor import CheckedExecutor, Rows, quote_ident
 from .pgcheck import read_select
@@ -29,7 +29,8 @@ _SET_PATH = "SELECT pg_catalog.set_config('search_path', $1 || ', pg_temp', true
 _SCHEMAS = (
     "SELECT pg_catalog.current_schemas(false) AS visible,"
     " pg_catalog.current_schemas(true) AS reach,"
-    " pg_catalog.current_setting('transaction_read_only') AS read_only"
+    " pg_catalog.current_setting('transaction_read_only') AS read_only,"
+    f" pg_catalog.current_setting('{answer_size.SETTING}', true) AS max_bytes"
 )
 _BATCH = 1000  # rows fetched from a cursor at a time
 _PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text"}
@@ -60,6 +61,7 @@ class PlpyExecutor(CheckedExecutor):
         self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
         first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
         self._read_only = first["read_only"] == "on"
+        self.max_bytes = answer_size.session_limit(first["max_bytes"])
         self.schemas, self._reach = list(first["visible"]), list(first["reach"])
 
     def _plan(self, sql: str, types: tuple[str, ...] = ()) -> Any:
@@ -122,11 +124,14 @@ class PlpyExecutor(CheckedExecutor):
 
         def fetch() -> list[tuple]:
             cursor = self.plpy.cursor(wrapped)
+            budget = answer_size.AnswerBudget(self.max_bytes)
             data: list[tuple] = []
             while wanted is None or len(data) < wanted:
                 size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
                 batch = cursor.fetch(size)
-                data.extend(tuple(row[a] for a in aliases) for row in batch)
+                rows = [tuple(row[a] for a in aliases) for row in batch]
+                budget.add(rows)
+                data.extend(rows)
                 if len(batch) < size:
                     break
             cursor.close()

@@ -2,6 +2,7 @@
 
 import psycopg
 
+from .. import answer_size
 from ..errors import QueryFailed
 from ..executor import CheckedExecutor, Rows, quote_ident
 from ..pgcheck import read_select
@@ -20,7 +21,10 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
     return conn
 
 
-_SCHEMAS = "SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true)"
+_SCHEMAS = (
+    "SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true),"
+    f" pg_catalog.current_setting('{answer_size.SETTING}', true)"
+)
 _BATCH = 1000  # rows fetched at a time
 
 
@@ -33,9 +37,12 @@ class PsycopgExecutor(CheckedExecutor):
 
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
-        ((visible, reach),) = self._in_transaction(lambda cur: self._all(cur, _SCHEMAS, ()))
         # (run on the session's search_path: the caller's, that candidate queries see)
+        ((visible, reach, max_bytes),) = self._in_transaction(
+            lambda cur: self._all(cur, _SCHEMAS, ())
+        )
         self.schemas, self._reach = list(visible), list(reach)
+        self.max_bytes = answer_size.session_limit(max_bytes)
 
     def _in_transaction(self, work, internal: bool = False):
         try:
@@ -74,9 +81,18 @@ class PsycopgExecutor(CheckedExecutor):
             with self.conn.pipeline():
                 cur.execute(wrapped)
             columns = [d.name for d in cur.description or []]
+            wanted = None if max_rows is None else max_rows + 1
+            budget = answer_size.AnswerBudget(self.max_bytes)
+            data: list[tuple] = []
+            while cur.description and (wanted is None or len(data) < wanted):
+                size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
+                batch = cur.fetchmany(size)
+                budget.add(batch)
+                data.extend(batch)
+                if len(batch) < size:
+                    break
             if max_rows is None:
-                return Rows(columns, canonical_rows(cur.fetchall() if cur.description else []))
-            data = cur.fetchmany(max_rows + 1)
+                return Rows(columns, canonical_rows(data))
             return Rows(columns, canonical_rows(data[:max_rows]), len(data) > max_rows)
 
         return self._in_transaction(fetch)
