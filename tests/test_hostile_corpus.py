@@ -501,6 +501,12 @@ def test_every_hostile_case_is_refused_or_harmless(site: Site, attack: Attack) -
          "refused": o.refused, "sqlstate": o.sqlstate, "output": o.output[:500]}
         for (path, ident), o in attack.results.items()], indent=1))
     print("\n" + table)
+    # A refusal is a clear error (a SQLSTATE, not an internal error or an unhandled Python
+    # exception), so each case did reach the check it was meant for.
+    unclear = [(p, i, o.output[:200]) for (p, i), o in attack.results.items()
+               if o.refused and (not o.sqlstate or o.sqlstate.startswith("XX")
+                                 or o.sqlstate == "38000")]
+    assert not unclear, unclear[:5]
     # The issue's own forms, and every payload in them, are refused on every path.
     for (path, ident), outcome in attack.results.items():
         label, trick, _ = ident.split("|")
