@@ -95,6 +95,7 @@ class Worker(threading.Thread):
         self.make_complete = make_complete
         self.conn: psycopg.Connection | None = None
         self.schema: str | None = None
+        self.executor: PsycopgExecutor | None = None
 
     def cancel(self) -> None:
         """Cancel the query in progress (called from the main thread)."""
@@ -107,14 +108,14 @@ class Worker(threading.Thread):
     def run(self) -> None:
         try:
             self.conn = connect(self.dsn, None, self.timeout_ms)
-            executor = StoppableExecutor(PsycopgExecutor(self.conn), self.stop)
             complete = self._stoppable(self.make_complete())
             while not self.stop.is_set():
                 try:
                     task = self.todo.get_nowait()
                 except queue.Empty:
                     break
-                self._use(task.db_id)
+                # An executor reads the session's schemas once: a new one per database.
+                executor = StoppableExecutor(self._use(task.db_id), self.stop)
                 catalog = self.catalogs.get(task.db_id, executor)
                 outcome = run_task(executor, catalog, task, self.settings, complete)
                 if self.conn.broken:
@@ -129,11 +130,13 @@ class Worker(threading.Thread):
                 self.conn.close()
             self.done.put(_DONE)
 
-    def _use(self, schema: str) -> None:
-        if schema != self.schema:
-            assert self.conn is not None
+    def _use(self, schema: str) -> PsycopgExecutor:
+        assert self.conn is not None
+        if schema != self.schema or self.executor is None:
             self.conn.execute(f"SET search_path TO {quote_ident(schema)}, public, pg_temp")
             self.schema = schema
+            self.executor = PsycopgExecutor(self.conn)
+        return self.executor
 
     def _stoppable(self, complete: Callable | None) -> Callable | None:
         if complete is None:

@@ -32,7 +32,8 @@ class PsycopgExecutor(CheckedExecutor):
     """Runs each statement alone in a READ ONLY transaction, so PostgreSQL refuses any write.
 
     The extended query protocol (pipeline mode) takes exactly one statement: PostgreSQL
-    refuses "SELECT 1; DELETE ..." whatever the check before it concluded.
+    refuses "SELECT 1; DELETE ..." whatever the check before it concluded. The session's
+    schemas are read once, when the executor is made: change the search_path, make a new one.
     """
 
     def __init__(self, conn: psycopg.Connection):
