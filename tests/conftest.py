@@ -6,6 +6,7 @@ a private home, started here as the ``postgres`` user. Each test session gets it
 database (pytest-postgresql's janitor creates and drops it) with the extension installed.
 """
 
+import contextlib
 import os
 import urllib.parse
 from pathlib import Path
@@ -106,3 +107,19 @@ def chat():
 
     with ChatServer() as server:
         yield server
+
+
+@contextlib.contextmanager
+def names_allowed(dsn: str, *names: tuple[str, str], why: str):
+    """An administrator's entries in siselect.allowed_names for the block, removed after:
+    tests of faults and interrupts need a candidate that sleeps, and pg_sleep is volatile."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for schema, name in names:
+            conn.execute("INSERT INTO siselect.allowed_names VALUES (%s, %s, %s)",
+                         (schema, name, why))
+        try:
+            yield
+        finally:
+            for schema, name in names:
+                conn.execute("DELETE FROM siselect.allowed_names "
+                             "WHERE schema_name = %s AND name = %s", (schema, name))

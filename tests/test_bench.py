@@ -12,11 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from chat_server import ChatServer
-from conftest import SHARED, SUPERHERO
+from conftest import SHARED, SUPERHERO, names_allowed
 from siselect.client.bench_summary import comparable
 from siselect.client.cli import main
 from siselect.client.progress import Progress
@@ -38,11 +37,8 @@ BROKEN = {"question_id": 999_002, "db_id": "superhero", "question": "Which hero 
 @pytest.fixture(scope="module", autouse=True)
 def sleep_allowed(dsn):
     """SLOW's gold sleeps: pg_sleep is volatile, so an administrator must allow it."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("INSERT INTO siselect.allowed_names VALUES ('pg_catalog', 'pg_sleep', "
-                     "'test_bench: a gold query that is still running when interrupted')")
+    with names_allowed(dsn, ("pg_catalog", "pg_sleep"), why="test_bench: SLOW's gold"):
         yield
-        conn.execute("DELETE FROM siselect.allowed_names WHERE name = 'pg_sleep'")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from chat_server import Reply
+from conftest import names_allowed
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.executor import quote_ident
 from siselect.judges import NoJudge
@@ -44,6 +45,13 @@ SLOW_ON_INSTANCES = owners_sql(
     "THEN (SELECT 1 FROM pg_sleep({})) = 1 ELSE true END"
 )
 HANG = 20.0  # seconds: what tells a hang from slowness on a loaded two-core machine
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sleep_allowed(dsn):
+    """SLOW_ON_INSTANCES sleeps: pg_sleep is volatile, so an administrator must allow it."""
+    with names_allowed(dsn, ("pg_catalog", "pg_sleep"), why="test_safety_faults"):
+        yield
 
 # name -> (what the endpoint does, LLM settings beyond fast_llm's)
 ENDPOINT_FAULTS = {

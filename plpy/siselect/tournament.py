@@ -136,7 +136,10 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
     grouped = group_rows(sep["row_ids"], t.catalog)
 
     def run_on_instance(tree: exp.Query) -> Rows:
-        return pair.run(restrict(tree, t.catalog, grouped))
+        try:
+            return pair.run(restrict(tree, t.catalog, grouped))
+        except QueryFailed as exc:  # name the unreadable columns of the query as written
+            raise privileges.explain(exc, tree, t.catalog) from None
 
     context = JudgeContext(t.question, t.evidence, sep["instance"], t.catalog, run_on_instance)
     answer = t.judge.answer(context)
