@@ -226,7 +226,7 @@ def missing_distinct(tree: exp.Expression, schema: Schema, rng: random.Random):
 def count_star(tree: exp.Expression, schema: Schema, rng: random.Random):
     """COUNT(col) as COUNT(*), or COUNT(*) as COUNT of a column that may be NULL."""
     for count in tree.find_all(exp.Count):
-        if isinstance(count.this, exp.Column):
+        if isinstance(count.this, exp.Column) and not _is_key(count.this, tree, schema):
             count.set("this", exp.Star())
             return tree
         if isinstance(count.this, exp.Star):
@@ -240,6 +240,24 @@ def count_star(tree: exp.Expression, schema: Schema, rng: random.Random):
                 if plain:
                     count.set("this", exp.column(rng.choice(plain), table=alias, quoted=True))
                     return tree
+    return None
+
+
+def _is_key(column: exp.Column, tree: exp.Expression, schema: Schema) -> bool:
+    """A primary key column: COUNT(*) and COUNT(it) agree, so the swap is no mistake."""
+    tables = _tables(tree, schema)
+    name = tables.get(column.table.lower()) if column.table else (
+        next(iter(tables.values())) if len(tables) == 1 else None)
+    table = schema.table(name) if name else None
+    return bool(table and any(c.name.lower() == column.name.lower() for c in table.primary_key))
+
+
+def extra_distinct(tree: exp.Expression, schema: Schema, rng: random.Random):
+    """COUNT(col) as COUNT(DISTINCT col): duplicates are counted once."""
+    for count in tree.find_all(exp.Count):
+        if isinstance(count.this, exp.Column) and not _is_key(count.this, tree, schema):
+            count.set("this", exp.Distinct(expressions=[count.this.copy()]))
+            return tree
     return None
 
 
@@ -311,6 +329,7 @@ def order_direction(tree: exp.Expression, schema: Schema, rng: random.Random):
 MISTAKES: dict[str, Transform] = {
     "wrong_column": wrong_column, "wrong_join_key": wrong_join_key, "comparison": comparison,
     "missing_distinct": missing_distinct, "count_star": count_star,
+    "extra_distinct": extra_distinct,
     "wrong_aggregate": wrong_aggregate, "missing_filter": missing_filter,
     "limit_ties": limit_ties, "integer_division": integer_division,
     "order_direction": order_direction,

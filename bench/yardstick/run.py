@@ -23,6 +23,7 @@ import sqlglot
 
 from . import CANDIDATES_DIR, GOLD_JSON, OUT, REAL_DATABASES, ROOT
 from . import synth as S
+from .candidates import main as make_candidates
 from .retention import retention
 from .schema import read_schemas
 
@@ -245,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", action="append", help="db_id (repeatable; default all but superhero)")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--candidates", default="24",
-                   help="K of the paper's candidate sets, or a path to a candidates JSON")
+                   help="K of the paper's candidate sets, 'generated' (candidates.py, "
+                   "default options), or a path to a candidates JSON")
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--noise", type=float, default=0.2)
@@ -257,8 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-baseline", action="store_true")
     args = p.parse_args(argv)
 
-    source = Path(args.candidates) if not args.candidates.isdigit() else \
-        CANDIDATES_DIR / args.candidates / "stage1.json"
+    if args.candidates == "generated":
+        # The generator's own sets (provenance.json beside them), for every database at once.
+        source = args.out / "generated" / "candidates.json"
+        if not source.is_file():
+            make_candidates(["--out", str(source.parent), "--seed", str(args.seed)])
+    elif args.candidates.isdigit():
+        source = CANDIDATES_DIR / args.candidates / "stage1.json"
+    else:
+        source = Path(args.candidates)
     candidates = {str(k): v for k, v in _json(source).items()}
     gold = _json(GOLD_JSON)
     schemas = read_schemas()

@@ -1,0 +1,99 @@
+"""The yardstick's synthetic databases: BIRD's names and keys, deterministic, tasks kept.
+
+SQLite only: the generator never talks to PostgreSQL (the runner does, through the CLI).
+"""
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+pytest.importorskip("faker", reason="the yardstick's optional dependency Faker is not installed")
+
+from yardstick import CANDIDATES_DIR, GOLD_JSON, TABLES_JSON  # noqa: E402
+from yardstick import synth as S  # noqa: E402
+from yardstick.candidates import candidates_for  # noqa: E402
+from yardstick.retention import retention  # noqa: E402
+from yardstick.schema import read_schemas  # noqa: E402
+
+if not TABLES_JSON.is_file():
+    pytest.skip("the shared BIRD data (../shared/data) is not present", allow_module_level=True)
+
+# Names with spaces, parentheses and mixed case; composite keys; keys to non-key columns.
+DATABASES = ["california_schools", "card_games", "formula_1"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("synth")
+    schemas = read_schemas()
+    return {db: S.build(schemas[db], out, scale=0.5, seed=7) for db in DATABASES}
+
+
+@pytest.mark.parametrize("db_id", DATABASES)
+def test_names_types_and_keys_as_in_the_schema(built, db_id):
+    schema = read_schemas()[db_id]
+    conn = sqlite3.connect(built[db_id])
+    for table in schema.tables:
+        info = conn.execute(f'PRAGMA table_info("{table.name}")').fetchall()
+        assert [(r[1], r[2]) for r in info] == [(c.name, c.type.upper()) for c in table.columns]
+        count = conn.execute(f'SELECT COUNT(*) FROM "{table.name}"').fetchone()[0]
+        assert count > 0, table.name
+        if table.primary_key:
+            key = ", ".join(f'"{c.name}"' for c in table.primary_key)
+            distinct = conn.execute(
+                f'SELECT COUNT(*) FROM (SELECT DISTINCT {key} FROM "{table.name}")').fetchone()[0]
+            assert distinct == count, f"{table.name}: primary key repeats"
+        for c in table.columns:
+            if c.references:
+                orphans = conn.execute(
+                    f'SELECT COUNT(*) FROM "{table.name}" WHERE "{c.name}" IS NOT NULL AND '
+                    f'"{c.name}" NOT IN (SELECT "{c.references.name}" FROM '
+                    f'"{c.references.table}")').fetchone()[0]
+                assert orphans == 0, f"{table.name}.{c.name}"
+
+
+def test_same_seed_same_bytes_other_seed_other_data(built, tmp_path):
+    schema = read_schemas()["california_schools"]
+    again = S.build(schema, tmp_path / "a", scale=0.5, seed=7)
+    other = S.build(schema, tmp_path / "b", scale=0.5, seed=8)
+    assert S.digest(again) == S.digest(built["california_schools"])
+    assert S.digest(other) != S.digest(again)
+
+
+@pytest.mark.parametrize("db_id", DATABASES)
+def test_at_least_half_of_the_tasks_remain(built, db_id):
+    gold = [t for t in json.loads(GOLD_JSON.read_text()) if t["db_id"] == db_id]
+    candidates = json.loads((CANDIDATES_DIR / "24" / "stage1.json").read_text())
+    tasks = [t for t in gold if str(t["question_id"]) in candidates]
+    kept = retention(built[db_id], tasks, candidates)
+    assert len(kept.kept) * 2 >= len(tasks), kept.figures(len(tasks))
+
+
+def test_planted_literals_select_rows(built):
+    conn = sqlite3.connect(built["california_schools"])
+    # A gold filter of task 0: `County Name` = 'Alameda'.
+    assert conn.execute('SELECT COUNT(*) FROM frpm WHERE "County Name" = \'Alameda\'').fetchone()[0]
+
+
+def test_rewrites_agree_with_gold_and_carry_provenance(built):
+    schema = read_schemas()["formula_1"]
+    conn = sqlite3.connect(built["formula_1"])
+    gold = [t for t in json.loads(GOLD_JSON.read_text()) if t["db_id"] == "formula_1"][:40]
+    checked = 0
+    for task in gold:
+        made = candidates_for(task["SQL"], schema, 8, 0.5, 0, str(task["question_id"]))
+        assert all(c["how"] for c in made)
+        try:
+            expected = set(conn.execute(task["SQL"]).fetchall())
+        except sqlite3.Error:
+            continue
+        for c in made:
+            if c["correct"]:
+                assert set(conn.execute(c["sql"]).fetchall()) == expected, (c["how"], c["sql"])
+                checked += 1
+    assert checked > 40
