@@ -204,13 +204,15 @@ COLUMNS = 6
 
 @pytest.fixture(scope="module")
 def floats_table(dsn):
+    # Dropped at the end: other tests read every table on the session database's path.
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("DROP TABLE IF EXISTS public.deadline_floats")
         cols = ", ".join(f"sin(i * {k + 1}) * 1000 AS x{k}" for k in range(COLUMNS))
         c.execute(f"CREATE TABLE public.deadline_floats AS SELECT i, {cols} "
                   f"FROM generate_series(1, {ROWS}) AS g(i)")
         c.execute("GRANT SELECT ON public.deadline_floats TO PUBLIC")
-    yield "public.deadline_floats"
+        yield "public.deadline_floats"
+        c.execute("DROP TABLE public.deadline_floats")
 
 
 def separate_sql(table: str) -> tuple[str, tuple]:
