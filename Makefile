@@ -18,6 +18,7 @@ DATA        = extension/siselect.control
 CHAIN       = sql/siselect--0.1.0.sql sql/siselect--0.1.0--0.2.0.sql
 DATA_built  = $(patsubst sql/%,build/%,$(CHAIN)) build/siselect--$(EXTVERSION).sql
 EXTRA_CLEAN = build
+include tap.mk
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)

@@ -75,6 +75,8 @@ JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND n.nspname = ANY ($1::text[])
+  -- Temporary tables are the session's, not the data's: they would shift table numbers.
+  AND n.oid <> pg_catalog.pg_my_temp_schema()
   -- ProvSQL's token column on tracked tables is bookkeeping, not data
   AND NOT (a.attname = 'provsql' AND a.atttypid = 'uuid'::regtype
            AND EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'provsql'))
