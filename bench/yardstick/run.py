@@ -73,6 +73,23 @@ def prepare(db_id: str, data_dir: Path, inputs_dir: Path, scale: float, seed: in
             "dropped": {"gold_failed": kept.gold_failed, "all_agree": kept.all_agree}}
 
 
+#: Where siselect is imported from (set by --at to an exported commit's tree).
+PLPY = {"path": ROOT / "plpy", "commit": ""}
+
+
+def export_commit(commit: str, out: Path) -> None:
+    """Run siselect as of ``commit`` (its plpy/ exported with git archive), not the work tree."""
+    sha = subprocess.run(["git", "rev-parse", commit], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    target = out / "siselect" / sha
+    if not (target / "plpy").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", sha, "plpy"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    PLPY.update(path=target / "plpy", commit=sha)
+
+
 def bench(inputs: Path, databases: Path, out: Path, seed: int, noise: float,
           limit: int | None, workers: int) -> list[dict]:
     """One ``siselect bench`` run (kept when its inputs and options did not change)."""
@@ -82,16 +99,25 @@ def bench(inputs: Path, databases: Path, out: Path, seed: int, noise: float,
     if limit:
         options += ["--limit", str(limit)]
     stamp = {"options": options, "tasks": S.digest(inputs / "tasks.json"),
-             "candidates": S.digest(inputs / "candidates.json"), "commit": _git_commit()}
+             "candidates": S.digest(inputs / "candidates.json"),
+             "commit": PLPY["commit"] or _git_commit()}
     if (out / "summary.json").is_file() and (out / "yardstick.json").is_file() \
             and _json(out / "yardstick.json") == stamp:
         return _records(out)
     command = [sys.executable, "-m", "siselect", "bench", "--tasks", str(inputs / "tasks.json"),
                "--candidates", str(inputs / "candidates.json"), "--databases", str(databases),
                "--out", str(out), "--force", *options]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plpy")}
+    env = {**os.environ, "PYTHONPATH": str(PLPY["path"])}
     if not env.get("SISELECT_DSN"):
         env.setdefault("SISELECT_HOME", CLUSTER_HOME)
+    # The synthetic and the real superhero share a schema name in the yardstick's own cluster:
+    # load this run's file explicitly, replacing whichever was there.
+    tasks = _json(inputs / "tasks.json")
+    if tasks:
+        db_id = tasks[0]["db_id"]
+        subprocess.run([sys.executable, "-m", "siselect", "load", "--cascade", "--name", db_id,
+                        str(databases / db_id / f"{db_id}.sqlite")], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
     print("  $ " + " ".join(command), file=sys.stderr, flush=True)
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
     _write(out / "yardstick.json", stamp)
@@ -257,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="also superhero: synthetic (its schema only) beside the real data")
     p.add_argument("--baseline", type=Path, default=BASELINE)
     p.add_argument("--write-baseline", action="store_true")
+    p.add_argument("--at", metavar="COMMIT",
+                   help="run siselect as of this commit (exported), not the work tree")
     args = p.parse_args(argv)
+    if args.at:
+        export_commit(args.at, args.out)
 
     if args.candidates == "generated":
         # The generator's own sets (provenance.json beside them), for every database at once.
@@ -292,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     summary["run"] = {"generator": S.VERSION, "seed": args.seed, "scale": args.scale,
                       "noise": args.noise, "limit": args.limit, "candidates": str(source),
                       "candidates_sha256": S.digest(source), "gold_sha256": S.digest(GOLD_JSON),
-                      "sqlglot": sqlglot.__version__, "commit": _git_commit(),
+                      "sqlglot": sqlglot.__version__,
+                      "commit": PLPY["commit"] or _git_commit(),
                       "elapsed_seconds": round(time.monotonic() - started, 1)}
     _write(args.out / "summary.json", summary)
     print(table({k: v for k, v in summary.items() if k != "calibration"}))
