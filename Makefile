@@ -29,7 +29,7 @@ all install:
 	@echo "PGXS not found: run 'make deps' first (installs postgresql-server-dev)" >&2; exit 1
 endif
 
-BOOT = import sys; "$(PYTHON_DIR)" in sys.path or sys.path.insert(0, "$(PYTHON_DIR)"); from siselect.server import call
+BOOT = import sys; "$(PYTHON_DIR)" in sys.path or sys.path.insert(0, "$(PYTHON_DIR)"); from siselect.dispatch import call
 
 build/siselect--$(EXTVERSION).sql: $(CHAIN) Makefile
 	@mkdir -p build
@@ -44,7 +44,7 @@ install: install-python
 install-python:
 	rm -rf build/python build/lib build/bdist* && mkdir -p build
 	$(SERVER_PYTHON) -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-	    --no-compile --target build/python .
+	    --no-compile --target build/python ./plpy
 	rm -rf build/python/bin
 	$(SERVER_PYTHON) -m compileall -q build/python
 	rm -rf '$(DESTDIR)$(PYTHON_DIR).new' && mkdir -p '$(DESTDIR)$(dir $(PYTHON_DIR))'

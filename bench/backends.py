@@ -20,13 +20,13 @@ import psycopg  # noqa: E402
 
 from common import SUPERHERO, parser, summary, superhero_tasks  # noqa: E402
 from separation import pairs_of  # noqa: E402
-from siselect.catalog import load_catalog  # noqa: E402
 from siselect.client.embedded import Cluster  # noqa: E402
 from siselect.client.loader import load  # noqa: E402
 from siselect.client.pgexec import PsycopgExecutor, connect  # noqa: E402
 from siselect.client.provsql_cmd import enable  # noqa: E402
-from siselect.pair import Pair  # noqa: E402
-from siselect.separation import Options, separate_pair  # noqa: E402
+from siselect.instances.pair import Pair  # noqa: E402
+from siselect.instances.separate import Options, separate_pair  # noqa: E402
+from siselect.runtime.catalog import load_catalog  # noqa: E402
 
 BACKENDS = ("lineage", "provsql")
 

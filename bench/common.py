@@ -6,9 +6,9 @@ from pathlib import Path
 
 import psycopg
 
-from siselect.client.bench_summary import spread
-from siselect.client.cli import resolve_dsn
+from siselect.client.bench.summary import spread
 from siselect.client.loader import load
+from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

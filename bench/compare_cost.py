@@ -17,9 +17,9 @@ import psycopg
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from common import parser  # noqa: E402
-from siselect.answers import matches_judge, same_answer  # noqa: E402
-from siselect.client.cli import resolve_dsn  # noqa: E402
-from siselect.values import canonical_rows  # noqa: E402
+from siselect.client.options import resolve_dsn  # noqa: E402
+from siselect.runtime.answers import matches_judge, same_answer  # noqa: E402
+from siselect.runtime.values import canonical_rows  # noqa: E402
 
 LIMIT = 2.0  # the bound on comparison time / fetch time
 

@@ -12,9 +12,9 @@ import sys
 import time
 
 from common import SUPERHERO, parser, superhero_executor
-from siselect.catalog import load_catalog
-from siselect.differential import SKIPPED, differential
-from siselect.sqlite_compare import open_readonly
+from siselect.client.bench.differential import SKIPPED, differential
+from siselect.client.bench.sqlite_compare import open_readonly
+from siselect.runtime.catalog import load_catalog
 
 
 def main() -> int:

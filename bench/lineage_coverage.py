@@ -21,16 +21,17 @@ from collections import Counter, defaultdict
 import psycopg
 
 from common import DATA, SUPERHERO, parser
-from siselect import rowids, shadow
-from siselect.catalog import Catalog, load_catalog
 from siselect.client.bird_schema import create_empty
-from siselect.client.cli import resolve_dsn
 from siselect.client.loader import load
+from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.errors import SiselectError
-from siselect.executor import Executor
-from siselect.lineage import witness_query
-from siselect.transpile import to_tree
+from siselect.instances import shadow
+from siselect.runtime import rowids
+from siselect.runtime.catalog import Catalog, load_catalog
+from siselect.runtime.errors import SiselectError
+from siselect.runtime.executor import Executor
+from siselect.sqltext.transpile import to_tree
+from siselect.witnesses.lineage import witness_query
 
 TARGET = 0.98
 SOUNDNESS_LIMIT = 100_000  # witnesses; larger lineages are not restricted and compared

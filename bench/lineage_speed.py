@@ -4,7 +4,7 @@ Creates (once) schema ``lineage_bench`` with ``fact`` (--rows rows, default 1,00
 and ``dim`` (1,000 rows), then for a few query shapes prints the time of the original
 query, the time of its witness query (all witnesses produced and counted on the server),
 the time of its witness keys alone (what comparing and sampling large witness sets reads
-for every witness, see ``siselect.search``), the ratios, and the number of witnesses.
+for every witness, see ``siselect.instances.search``), the ratios, and the number of witnesses.
 
     python3 bench/lineage_speed.py [--dsn DSN] [--rows 1000000] [--repeat 3]
 """
@@ -16,11 +16,11 @@ import time
 import psycopg
 
 from common import parser
-from siselect.catalog import load_catalog
-from siselect.client.cli import resolve_dsn
+from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.lineage import witness_query
-from siselect.transpile import to_tree
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
+from siselect.witnesses.lineage import witness_query
 
 SCHEMA = "lineage_bench"
 

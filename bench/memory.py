@@ -22,7 +22,7 @@ import psycopg
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from common import parser  # noqa: E402
-from siselect.client.cli import resolve_dsn  # noqa: E402
+from siselect.client.options import resolve_dsn  # noqa: E402
 
 LIMIT_MB = 512
 SAMPLE_SECONDS = 0.02
@@ -98,10 +98,10 @@ import sys
 path = plpy.execute("SELECT setting || '/siselect/python-' || siselect.version() AS p "
                     "FROM pg_catalog.pg_config WHERE name = 'SHAREDIR'")[0]["p"]
 path in sys.path or sys.path.insert(0, path)
-from siselect.catalog import load_catalog
-from siselect.extract import referenced_rows
-from siselect.server import PlpyExecutor
-from siselect.transpile import to_tree
+from siselect.runtime.catalog import load_catalog
+from siselect.instances.references import referenced_rows
+from siselect.runtime.plpython import PlpyExecutor
+from siselect.sqltext.transpile import to_tree
 executor = PlpyExecutor(plpy, "bench_memory")
 catalog = load_catalog(executor)
 tree = to_tree("SELECT count(*) FROM big", "postgres", catalog)

@@ -12,10 +12,10 @@ from collections import Counter
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from common import parser, summary, superhero_executor, superhero_tasks  # noqa: E402
-from siselect.catalog import load_catalog  # noqa: E402
-from siselect.pair import Pair  # noqa: E402
-from siselect.separation import Options, separate, separate_pair  # noqa: E402
-from siselect.tournament import group, prepare  # noqa: E402
+from siselect.instances.pair import Pair  # noqa: E402
+from siselect.instances.separate import Options, separate, separate_pair  # noqa: E402
+from siselect.runtime.catalog import load_catalog  # noqa: E402
+from siselect.selection.tournament import group, prepare  # noqa: E402
 
 
 def pairs_of(executor, catalog, task):
@@ -94,7 +94,7 @@ def big_database(conn, rows: int) -> None:
 def big_pair(args) -> None:
     import psycopg
 
-    from siselect.client.cli import resolve_dsn
+    from siselect.client.options import resolve_dsn
     from siselect.client.pgexec import PsycopgExecutor, connect
 
     dsn = resolve_dsn(args)

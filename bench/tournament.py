@@ -13,11 +13,11 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 
 from common import DATA, TASKS, parser  # noqa: E402
-from siselect.client.bench import BenchRun, run_bench  # noqa: E402
-from siselect.client.bench_summary import summary_table  # noqa: E402
-from siselect.client.bench_task import Settings  # noqa: E402
-from siselect.client.cli import info, resolve_dsn  # noqa: E402
-from siselect.separation import Options  # noqa: E402
+from siselect.client.bench.run import BenchRun, run_bench  # noqa: E402
+from siselect.client.bench.summary import summary_table  # noqa: E402
+from siselect.client.bench.task import Settings  # noqa: E402
+from siselect.client.options import info, resolve_dsn  # noqa: E402
+from siselect.instances.separate import Options  # noqa: E402
 
 
 def main() -> None:

@@ -17,12 +17,12 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from siselect.catalog import load_catalog
 from siselect.client.bird_schema import create_empty
-from siselect.client.cli import resolve_dsn
+from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.errors import SiselectError
-from siselect.transpile import to_postgres
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import SiselectError
+from siselect.sqltext.transpile import to_postgres
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -12,11 +12,11 @@ import json
 import sys
 
 from common import DATA, SUPERHERO, TASKS, parser, superhero_executor
-from siselect.catalog import load_catalog
-from siselect.errors import SiselectError
-from siselect.nondeterminism import check, static_reason
-from siselect.sqlite_compare import open_readonly, same_rows, sqlite_rows
-from siselect.transpile import to_tree
+from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import SiselectError
+from siselect.sqltext.nondeterminism import check, static_reason
+from siselect.sqltext.transpile import to_tree
 
 
 def queries(k: int) -> list[tuple[str, str]]:

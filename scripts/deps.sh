@@ -24,5 +24,5 @@ if ! { "$python" -c "import siselect, pglast, psycopg, pytest_postgresql, matplo
        && command -v hadolint >/dev/null; } \
    || [[ "$("$python" -c 'import siselect,os;print(os.path.realpath(siselect.__file__))')" != "$here"/* ]]; then
   echo "deps: installing the siselect client and test tools for $python" >&2
-  "$python" -m pip install --quiet --disable-pip-version-check -e "$here[client,test]"
+  "$python" -m pip install --quiet --disable-pip-version-check -e "$here[test]"
 fi

@@ -9,6 +9,8 @@ unset SISELECT_DSN
 
 "$python" -m ruff check plpy tests bench
 "$python" -m mypy --no-error-summary
+# Imports go one way: client above the pipeline's stages above runtime, no loops.
+PYTHONPATH=plpy "$python" -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())" --no-cache
 
 # The superuser's DSN: fixtures create databases and load. It names the cluster's passfile
 # (no password in it); PGPASSFILE hands that file to psql and pg_prove below.

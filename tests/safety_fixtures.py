@@ -29,7 +29,7 @@ import psycopg
 import psycopg.sql
 import pytest
 
-from siselect.executor import quote_ident
+from siselect.runtime.executor import quote_ident
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "fixtures" / "hostile"
 ENTRY_SEPARATOR = "-- %%"
@@ -324,8 +324,8 @@ def probe(dsn: str) -> Iterator[Probe]:
             "RETURNS jsonb LANGUAGE plpython3u SET transaction_read_only = on AS $body$\n"
             f"{boot}\n"
             "import json\n"
-            "from siselect.errors import SiselectError\n"
-            "from siselect.server import PlpyExecutor\n"
+            "from siselect.runtime.errors import SiselectError\n"
+            "from siselect.runtime.plpython import PlpyExecutor\n"
             "try:\n"
             "    rows = PlpyExecutor(plpy, path)._fetch(query, None, parser_check=False)\n"
             "except SiselectError as exc:\n"

@@ -4,9 +4,9 @@ import doctest
 
 import pytest
 
-from siselect import answer_size
-from siselect.answer_size import MAX_ANSWER_BYTES, AnswerBudget, byte_limit, rows_bytes
-from siselect.errors import AnswerTooLarge, InvalidInput, QueryFailed
+from siselect.runtime import answer_size
+from siselect.runtime.answer_size import MAX_ANSWER_BYTES, AnswerBudget, byte_limit, rows_bytes
+from siselect.runtime.errors import AnswerTooLarge, InvalidInput, QueryFailed
 
 
 def test_doctests():

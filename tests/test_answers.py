@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from siselect import answers
-from siselect.answers import (
+from siselect.runtime import answers
+from siselect.runtime.answers import (
     JUDGE_TOLERANCE,
     Tolerance,
     answer_key,

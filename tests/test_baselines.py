@@ -7,17 +7,17 @@ import re
 import pytest
 
 from chat_server import ChatServer, Reply
-from siselect.baseline_prompts import parse_better, parse_choice, schema_ddl
-from siselect.baselines import (
+from siselect.client.bench.baseline_prompts import parse_better, parse_choice, schema_ddl
+from siselect.client.bench.baselines import (
     Contender,
     chat_complete,
     consistency,
     naive_selection,
     pairwise_selection,
 )
-from siselect.catalog import load_catalog
-from siselect.executor import Rows
-from siselect.llm import ChatClient, LLMConfig
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.executor import Rows
+from siselect.selection.llm import ChatClient, LLMConfig
 
 QUESTION = "How many superheroes are taller than 200 cm?"
 EVIDENCE = "taller than 200 cm refers to height_cm > 200"

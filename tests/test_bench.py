@@ -16,7 +16,7 @@ import pytest
 
 from chat_server import ChatServer
 from conftest import SHARED, SUPERHERO, names_allowed
-from siselect.client.bench_summary import comparable
+from siselect.client.bench.summary import comparable
 from siselect.client.cli import main
 from siselect.client.progress import Progress
 

@@ -6,12 +6,12 @@ import psycopg
 import pytest
 
 from conftest import SHARED
-from siselect.catalog import load_catalog
 from siselect.client.bird_schema import create_empty, tables_of
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.client.sqlite_types import pg_type
-from siselect.errors import InvalidInput, SiselectError
-from siselect.transpile import to_postgres
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import InvalidInput, SiselectError
+from siselect.sqltext.sqlite_types import pg_type
+from siselect.sqltext.transpile import to_postgres
 
 TABLES_JSON = SHARED / "bird" / "dev_tables.json"
 

@@ -8,7 +8,7 @@ import os
 import psycopg
 import pytest
 
-from siselect.executor import quote_ident
+from siselect.runtime.executor import quote_ident
 
 SUFFIX = os.getpid()
 SCHEMA = f"colgrant_{SUFFIX}"

@@ -17,8 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from siselect import deadline
-from siselect.answers import (
+from siselect.instances.minimise import ddmin
+from siselect.instances.references import referenced_rows
+from siselect.runtime import deadline
+from siselect.runtime.answers import (
     JUDGE_TOLERANCE,
     SQL_TOLERANCE,
     Tolerance,
@@ -27,9 +29,7 @@ from siselect.answers import (
     normalise,
     same_answer,
 )
-from siselect.errors import Cancelled, SiselectError
-from siselect.extract import referenced_rows
-from siselect.minimise import ddmin
+from siselect.runtime.errors import Cancelled, SiselectError
 
 # ---------------------------------------------------------------- comparison by cells
 
@@ -180,8 +180,8 @@ class CountingExecutor:
 
 
 def test_referenced_rows_stops_at_its_cap(executor):
-    from siselect.catalog import load_catalog
-    from siselect.transpile import to_tree
+    from siselect.runtime.catalog import load_catalog
+    from siselect.sqltext.transpile import to_tree
 
     counting = CountingExecutor(executor)
     catalog = load_catalog(counting)

@@ -8,10 +8,17 @@ nondeterministic.
 import pytest
 
 from conftest import SUPERHERO
-from siselect.catalog import load_catalog
-from siselect.differential import AGREE, DISAGREE, ERROR, FLAGGED, compare, differential
-from siselect.querygen import QueryGenerator, sample_values
-from siselect.sqlite_compare import open_readonly
+from siselect.client.bench.differential import (
+    AGREE,
+    DISAGREE,
+    ERROR,
+    FLAGGED,
+    compare,
+    differential,
+)
+from siselect.client.bench.querygen import QueryGenerator, sample_values
+from siselect.client.bench.sqlite_compare import open_readonly
+from siselect.runtime.catalog import load_catalog
 
 COUNT = 300
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from siselect.client.cli import build_parser
-from siselect.llm import LLMConfig
+from siselect.selection.llm import LLMConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKER = ROOT / "docker"

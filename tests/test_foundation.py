@@ -9,7 +9,7 @@ import pytest
 from siselect import __version__
 from siselect.client.cli import main
 from siselect.client.loader import load, open_sqlite
-from siselect.errors import SiselectError
+from siselect.runtime.errors import SiselectError
 
 from .conftest import SUPERHERO
 

@@ -1,7 +1,7 @@
 """Issue 12, section 1: a generated hostile-candidate corpus (see ``hostile_corpus``) run
 through every path that executes candidates, with the effects observed from outside.
 
-Paths: ``siselect.separate`` and ``siselect.tournament`` in SQL, as a superuser (whose
+Paths: ``siselect.separate`` and ``siselect.selection.tournament`` in SQL, as a superuser (whose
 session has ``standard_conforming_strings = off``) and as ``siselect_runner`` (a member of
 ``siselect_user``); the CLI's ``separate`` (``siselect.client.cli.main`` in this process
 for every case, and ``python3 -m siselect separate`` for a sample that covers every token
@@ -44,7 +44,7 @@ from conftest import ROOT, SUPERHERO
 from siselect.client import credentials
 from siselect.client.embedded import Cluster, ensure_database
 from siselect.client.runner_role import RUNNER
-from siselect.pgcheck import parser as pg_parser
+from siselect.runtime.pgcheck import parser as pg_parser
 
 DATABASE = "hostile_attack"
 ATTACKER = "hostile_su"  # a superuser that only attacks: its statements are the attack's

@@ -5,8 +5,7 @@ import math
 
 import pytest
 
-from siselect.errors import InvalidInput
-from siselect.instances import (
+from siselect.instances.render import (
     instance_size,
     markdown_table,
     render,
@@ -14,7 +13,8 @@ from siselect.instances import (
     to_markdown,
     to_sql_inserts,
 )
-from siselect.values import canonical_rows
+from siselect.runtime.errors import InvalidInput
+from siselect.runtime.values import canonical_rows
 
 TRICKY = "it's a \\path\\ | with\nnew line, “quotes” and ünïcode"
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 import pytest
 from sqlglot import exp
 
-from siselect import rowids, search, shadow
-from siselect.catalog import load_catalog
-from siselect.lineage import UnsupportedLineage, witness_query
-from siselect.transpile import to_tree
+from siselect.instances import search, shadow
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
+from siselect.witnesses.lineage import UnsupportedLineage, witness_query
 
 from .conftest import FIXTURES
 

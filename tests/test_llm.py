@@ -8,11 +8,11 @@ import time
 import pytest
 
 from chat_server import ChatServer, Reply
-from siselect.answers import matches_judge
-from siselect.catalog import Catalog, load_catalog
-from siselect.errors import ConfigError, JudgeReplyInvalid, JudgeUnavailable
-from siselect.judges import JudgeContext
-from siselect.llm import ChatClient, LLMConfig, LLMJudge
+from siselect.runtime.answers import matches_judge
+from siselect.runtime.catalog import Catalog, load_catalog
+from siselect.runtime.errors import ConfigError, JudgeReplyInvalid, JudgeUnavailable
+from siselect.selection.judges import JudgeContext
+from siselect.selection.llm import ChatClient, LLMConfig, LLMJudge
 
 MESSAGES = [{"role": "user", "content": "How many?"}]
 INSTANCE = {"hero": {"columns": ["id", "name"], "rows": [[1, "Hulk"], [2, "Thor"]]}}

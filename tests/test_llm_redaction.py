@@ -10,9 +10,9 @@ import pytest
 
 from chat_server import Reply, Request
 from siselect.client.cli import main
-from siselect.llm import ChatClient, LLMConfig
-from siselect.prompts import SYSTEM_PROMPT
-from siselect.redact import ECHO_MASK, MASK, redact, redact_url, request_renderings
+from siselect.runtime.redact import ECHO_MASK, MASK, redact, redact_url, request_renderings
+from siselect.selection.llm import ChatClient, LLMConfig
+from siselect.selection.prompts import SYSTEM_PROMPT
 
 USER, PASSWORD = "alice", "pw-in-userinfo-81f2"
 QUERY_KEY = "sk-in-query-4d9a0c7e"

@@ -10,8 +10,8 @@ import pytest
 
 from siselect.client.cli import main
 from siselect.client.loader import load
-from siselect.errors import SiselectError
-from siselect.executor import quote_ident
+from siselect.runtime.errors import SiselectError
+from siselect.runtime.executor import quote_ident
 
 SUFFIX = os.getpid()
 

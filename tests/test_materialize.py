@@ -1,4 +1,4 @@
-"""Issue 12, item 7: siselect.materialize writes each instance into a fresh schema of its
+"""Issue 12, item 7: siselect.instances.materialize writes each instance into a fresh schema of its
 own, never into pg_temp where it would hide the caller's tables, and refuses a malformed
 instance with a SQLSTATE before writing anything."""
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from siselect.minimise import ddmin
+from siselect.instances.minimise import ddmin
 
 
 def one_minimal(result, predicate) -> bool:

@@ -2,10 +2,10 @@
 
 import pytest
 
-from siselect.catalog import load_catalog
-from siselect.nondeterminism import check, static_reason
-from siselect.sqlcheck import parse_select
-from siselect.transpile import to_tree
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.check import parse_select
+from siselect.sqltext.nondeterminism import check, static_reason
+from siselect.sqltext.transpile import to_tree
 
 
 @pytest.mark.parametrize(("sql", "words"), [
@@ -75,7 +75,7 @@ def test_determined_results_pass(runner, sql: str) -> None:
 
 def test_check_on_a_restricted_instance(runner, executor) -> None:
     """On D' holding one of the two tallest heroes, the tie is gone."""
-    from siselect.shadow import restrict
+    from siselect.instances.shadow import restrict
 
     catalog = load_catalog(executor)
     tree, _ = runner("SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1")

@@ -1,10 +1,10 @@
 """Issue 12, section 1 (property test): what siselect checks is what PostgreSQL runs.
 
-Generated SQLite queries (``siselect.querygen``, as in the differential test) and the
+Generated SQLite queries (``siselect.client.bench.querygen``, as in the differential test) and the
 shared collection's candidates for the superhero database, once transpiled, are read by
-PostgreSQL's own parser (``siselect.pgcheck``, pglast) as exactly one SELECT whose
+PostgreSQL's own parser (``siselect.runtime.pgcheck``, pglast) as exactly one SELECT whose
 function calls are the ones in sqlglot's tree, the tree the transpiler printed: no call
-hides from either reader, so the catalog check (``siselect.callpolicy``) sees every call
+hides from either reader, so the catalog check (``siselect.runtime.callpolicy``) sees every call
 that runs.
 
 sqlglot models some of PostgreSQL's grammar as functions and PostgreSQL's parser some
@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from conftest import SHARED, SUPERHERO
-from siselect.catalog import load_catalog
+from siselect.client.bench.querygen import QueryGenerator, sample_values
+from siselect.client.bench.sqlite_compare import open_readonly
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.errors import SiselectError
-from siselect.pgcheck import read_select
-from siselect.querygen import QueryGenerator, sample_values
-from siselect.sqlite_compare import open_readonly
-from siselect.transpile import to_tree
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import SiselectError
+from siselect.runtime.pgcheck import read_select
+from siselect.sqltext.transpile import to_tree
 
 # hypothesis's failure report trips a DeprecationWarning in its plugin, which the
 # project's "warnings are errors" setting would turn into an internal error.

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from siselect.client.bench_output import OutDir
-from siselect.client.bench_summary import summarise
+from siselect.client.bench.output import OutDir
+from siselect.client.bench.summary import summarise
 from siselect.client.cli import main
 from siselect.client.plot import accuracy_range, load_runs, plot
 

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from siselect import prompts
-from siselect.catalog import load_catalog
-from siselect.judges import JudgeContext
-from siselect.prompts import SYSTEM_PROMPT, build_messages, parse_answer, schema_text
+from siselect.runtime.catalog import load_catalog
+from siselect.selection import prompts
+from siselect.selection.judges import JudgeContext
+from siselect.selection.prompts import SYSTEM_PROMPT, build_messages, parse_answer, schema_text
 
 # ---- parse_answer ------------------------------------------------------------------------
 

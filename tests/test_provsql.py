@@ -15,23 +15,23 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from siselect import rowids
-from siselect.catalog import load_catalog
 from siselect.client.cli import main as cli_main
 from siselect.client.embedded import Cluster, pg_bindir
 from siselect.client.loader import load
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.client.provsql_cmd import enable
-from siselect.errors import InvalidInput, QueryFailed
-from siselect.lineage import witness_query as lineage_witnesses
-from siselect.pair import Pair
-from siselect.provsql_backend import available, witness_query
-from siselect.provsql_backend.shapes import is_grouped, may_be_zero, unsupported
-from siselect.provsql_backend.witness import MAX_ROWS
-from siselect.separation import Options, separate, separate_pair
-from siselect.shadow import tid_array
-from siselect.tournament import group, prepare
-from siselect.transpile import to_tree
+from siselect.instances.pair import Pair
+from siselect.instances.separate import Options, separate, separate_pair
+from siselect.instances.shadow import tid_array
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import InvalidInput, QueryFailed
+from siselect.selection.tournament import group, prepare
+from siselect.sqltext.transpile import to_tree
+from siselect.witnesses.lineage import witness_query as lineage_witnesses
+from siselect.witnesses.provsql import available, witness_query
+from siselect.witnesses.provsql.shapes import is_grouped, may_be_zero, unsupported
+from siselect.witnesses.provsql.witness import MAX_ROWS
 
 from .conftest import SHARED, SUPERHERO
 from .test_separation import MARVEL_ANY, MARVEL_EXACT, TALL, TALLISH
@@ -113,7 +113,7 @@ def load_catalog_free():
     """A catalog built from the SQLite file's table and column names, without a server."""
     import sqlite3
 
-    from siselect.catalog import Catalog, Column, Table
+    from siselect.runtime.catalog import Catalog, Column, Table
 
     catalog = Catalog()
     with sqlite3.connect(SUPERHERO) as db:

@@ -15,10 +15,10 @@ import pytest
 from chat_server import Reply
 from conftest import names_allowed
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.executor import quote_ident
-from siselect.judges import NoJudge
-from siselect.separation import Options
-from siselect.tournament import run_tournament
+from siselect.instances.separate import Options
+from siselect.runtime.executor import quote_ident
+from siselect.selection.judges import NoJudge
+from siselect.selection.tournament import run_tournament
 
 # The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
 # their module must be marked for assertion rewriting before it is imported.

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from siselect.client.cli import main as cli
 from siselect.client.loader import load
-from siselect.errors import NotASelect, SiselectError
-from siselect.executor import quote_ident
-from siselect.sqlcheck import parse_select
+from siselect.runtime.errors import NotASelect, SiselectError
+from siselect.runtime.executor import quote_ident
+from siselect.sqltext.check import parse_select
 
 # The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
 # their module must be marked for assertion rewriting before it is imported.

@@ -8,12 +8,12 @@ import psycopg
 import pytest
 
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.errors import NotASelect, QueryFailed, SiselectError
-from siselect.executor import Rows, quote_ident
-from siselect.judges import NoJudge
-from siselect.separation import Options, separate
-from siselect.sqlcheck import parse_select
-from siselect.tournament import run_tournament
+from siselect.instances.separate import Options, separate
+from siselect.runtime.errors import NotASelect, QueryFailed, SiselectError
+from siselect.runtime.executor import Rows, quote_ident
+from siselect.selection.judges import NoJudge
+from siselect.selection.tournament import run_tournament
+from siselect.sqltext.check import parse_select
 
 # The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
 # their module must be marked for assertion rewriting before it is imported.

@@ -5,7 +5,7 @@ import psycopg
 import pytest
 
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.separation import separate
+from siselect.instances.separate import separate
 
 TALL = "SELECT COUNT(*) FROM superhero WHERE height_cm > 200"
 TALLISH = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 190"

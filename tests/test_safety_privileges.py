@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from chat_server import ChatServer
-from siselect.executor import quote_ident
+from siselect.runtime.executor import quote_ident
 
 # The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
 # their module must be marked for assertion rewriting before it is imported.

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.separation import separate
+from siselect.instances.separate import separate
 
 # The shared fixtures (admin, chat, hostile, probe, ...) load as a plugin, once;
 # their module must be marked for assertion rewriting before it is imported.

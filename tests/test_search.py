@@ -1,6 +1,6 @@
 """Proposals drawn from witness pools: the paper's sizes and the growing samples."""
 
-from siselect.search import Pool, growing_proposals, paper_proposals, paper_sizes
+from siselect.instances.search import Pool, growing_proposals, paper_proposals, paper_sizes
 
 
 def test_paper_sizes_follow_the_query_words():

@@ -2,12 +2,12 @@
 
 import pytest
 
-from siselect.answers import same_answer
-from siselect.catalog import load_catalog
-from siselect.errors import NotASelect, QueryFailed
-from siselect.pair import Pair
-from siselect.separation import Options, separate
-from siselect.transpile import to_tree
+from siselect.instances.pair import Pair
+from siselect.instances.separate import Options, separate
+from siselect.runtime.answers import same_answer
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import NotASelect, QueryFailed
+from siselect.sqltext.transpile import to_tree
 
 TALL = "SELECT COUNT(*) FROM superhero WHERE height_cm > 190"
 TALLISH = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 188"

@@ -2,7 +2,7 @@
 
 Each failing assertion must print the evidence siselect found, and that evidence must be
 siselect's own: the separating instance's rows and both answers on it are compared with
-what siselect.separate returns for the same queries, the duel with siselect.tournament's.
+what siselect.separate returns for the same queries, the duel with siselect.selection.tournament's.
 (The passing cases are tests/pgtap/30_siselect_tap.sql, which scripts/test.sh runs.)
 """
 

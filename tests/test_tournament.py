@@ -2,13 +2,13 @@
 
 import pytest
 
-from siselect.catalog import load_catalog
-from siselect.errors import InvalidInput
-from siselect.judges import NoJudge, ReferenceJudge
-from siselect.report import markdown_report
-from siselect.separation import Options
-from siselect.tournament import run_tournament
-from siselect.transpile import to_tree
+from siselect.instances.separate import Options
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import InvalidInput
+from siselect.selection.judges import NoJudge, ReferenceJudge
+from siselect.selection.report import markdown_report
+from siselect.selection.tournament import run_tournament
+from siselect.sqltext.transpile import to_tree
 
 QUESTION = "How many superheroes are taller than 200 cm?"
 RIGHT = "SELECT COUNT(*) FROM superhero WHERE height_cm > 200"

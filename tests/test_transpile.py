@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, SUPERHERO
-from siselect.catalog import Catalog, Column, Table
-from siselect.errors import NotASelect
-from siselect.sqlite_compare import open_readonly, same_rows, sqlite_rows
-from siselect.transpile import DIALECTS, SQLITE_RULES, to_postgres, to_tree
+from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
+from siselect.runtime.catalog import Catalog, Column, Table
+from siselect.runtime.errors import NotASelect
+from siselect.sqltext.transpile import DIALECTS, SQLITE_RULES, to_postgres, to_tree
 
 FIXTURE_CATALOG = Catalog({
     "Hero": Table("s", "Hero", [Column("Id", "bigint"), Column("Name", "text"),
@@ -158,7 +158,7 @@ def sqlite_db() -> sqlite3.Connection:
 
 @pytest.fixture
 def superhero_catalog(executor):
-    from siselect.catalog import load_catalog
+    from siselect.runtime.catalog import load_catalog
 
     return load_catalog(executor)
 

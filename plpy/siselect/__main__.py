@@ -2,6 +2,6 @@
 
 import sys
 
-from .client.cli import main
+from siselect.client.cli import main
 
 sys.exit(main())

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import psycopg
 
-from ..errors import InvalidInput, SiselectError
-from ..executor import quote_ident, quote_literal
-from .loader import MARK, _schema_mark, recreate_schema, validate_name
-from .sqlite_types import pg_type
+from siselect.client.loader import MARK, _schema_mark, recreate_schema, validate_name
+from siselect.runtime.errors import InvalidInput, SiselectError
+from siselect.runtime.executor import quote_ident, quote_literal
+from siselect.sqltext.sqlite_types import pg_type
 
 
 @dataclass

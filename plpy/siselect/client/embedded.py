@@ -23,9 +23,9 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
-from . import credentials
-from .runner_role import RUNNER
+from siselect.client import credentials
+from siselect.client.runner_role import RUNNER
+from siselect.runtime.errors import ConfigError
 
 DATABASE = "siselect"
 SUPERUSER = "postgres"
@@ -257,8 +257,8 @@ def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:
     return its superuser DSN (``cluster_.runner_dsn(database)`` is the runner's)."""
     import psycopg
 
-    from ..executor import quote_ident
-    from .runner_role import prepare
+    from siselect.client.runner_role import prepare
+    from siselect.runtime.executor import quote_ident
 
     with psycopg.connect(cluster_.dsn("postgres"), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))

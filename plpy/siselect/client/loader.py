@@ -17,13 +17,13 @@ from pathlib import Path
 
 import psycopg
 
-from ..errors import InvalidInput, SiselectError
-from ..executor import quote_ident, quote_literal
-from ..values import canonical
-from .runner_role import grant_loaded
-from .sqlite_types import pg_type
+from siselect.client.load_mark import MARK
+from siselect.client.runner_role import grant_loaded
+from siselect.runtime.errors import InvalidInput, SiselectError
+from siselect.runtime.executor import quote_ident, quote_literal
+from siselect.runtime.values import canonical
+from siselect.sqltext.sqlite_types import pg_type
 
-MARK = "siselect-load"
 Say = Callable[[str], None]
 
 

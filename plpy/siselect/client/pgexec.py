@@ -2,11 +2,11 @@
 
 import psycopg
 
-from .. import answer_size
-from ..errors import QueryFailed
-from ..executor import CheckedExecutor, Rows, quote_ident
-from ..pgcheck import read_select
-from ..values import canonical_rows
+from siselect.runtime import answer_size
+from siselect.runtime.errors import QueryFailed
+from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident
+from siselect.runtime.pgcheck import read_select
+from siselect.runtime.values import canonical_rows
 
 
 def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | None = None):

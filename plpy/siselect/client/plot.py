@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from .bench_output import read_results
+from siselect.client.bench.output import read_results
+from siselect.runtime.errors import InvalidInput
 
 METHOD_STYLE = {"tournament": "o-", "consistency": "s--", "naive": "^-", "pairwise": "v-",
                 "upper_bound": "k:"}
@@ -211,7 +211,7 @@ def plot(paths: list[Path], out: Path, x_title: str = "K") -> tuple[list[Path], 
 
 
 def add_parser(sub: Any) -> None:
-    from .cli import path_arg
+    from siselect.client.options import path_arg
 
     p = sub.add_parser("plot", help="draw PNG figures from siselect bench results")
     p.add_argument("results", nargs="+", type=path_arg, metavar="RESULTS",
@@ -224,7 +224,7 @@ def add_parser(sub: Any) -> None:
 
 def plot_command(args: argparse.Namespace) -> int:
     """Handler of ``siselect plot``."""
-    from .cli import info
+    from siselect.client.options import info
 
     written, notes = plot(args.results, args.out, args.x_title)
     for note in notes:

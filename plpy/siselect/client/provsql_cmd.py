@@ -13,11 +13,11 @@ import argparse
 import psycopg
 import psycopg.errors
 
-from ..errors import ConfigError, InvalidInput
-from ..executor import quote_ident
-from ..provsql_backend import SCHEMA, install_sql, track_sql, untrack_sql
-from ..provsql_backend.status import LOADED
-from .runner_role import grant_provsql
+from siselect.client.runner_role import grant_provsql
+from siselect.runtime.errors import ConfigError, InvalidInput
+from siselect.runtime.executor import quote_ident
+from siselect.witnesses.provsql import SCHEMA, install_sql, track_sql, untrack_sql
+from siselect.witnesses.provsql.status import LOADED
 
 
 def _one(conn: psycopg.Connection, sql: str, params: tuple = ()):
@@ -109,7 +109,7 @@ def _remove_helpers(conn: psycopg.Connection) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The subcommand: enable or disable, then one line saying what changed."""
-    from .cli import connect_db
+    from siselect.client.options import connect_db
 
     with connect_db(args, runner=False) as conn:
         if args.action == "enable":

@@ -11,7 +11,7 @@ import json
 from functools import cache
 from typing import Any
 
-from ..instances import tables, value_text
+from siselect.instances.render import tables, value_text
 
 TEMPLATE = "report.html.j2"
 VERDICTS = {"a": "A wins", "b": "B wins"}

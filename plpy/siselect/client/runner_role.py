@@ -12,7 +12,8 @@ import json
 
 import psycopg
 
-from ..executor import quote_ident
+from siselect.client.load_mark import MARK
+from siselect.runtime.executor import quote_ident
 
 RUNNER = "siselect_runner"
 # ProvSQL's own schema, and the helpers ``siselect provsql enable`` installs.
@@ -62,7 +63,6 @@ def _ungranted(conn: psycopg.Connection, schemas: list[str]) -> list[str]:
 
 
 def _loaded_schemas(conn: psycopg.Connection) -> list[str]:
-    from .loader import MARK
 
     found = []
     for name, comment in conn.execute(

@@ -1,0 +1,136 @@
+"""The figures of a benchmark run, computed from its per-task records alone.
+
+The summary depends only on the records (sorted by question id), so it is the same for
+any number of workers and after an interrupted run is resumed. Fields that measure time
+(:data:`TIMING_FIELDS`) differ from run to run; everything else is reproducible with the
+same inputs, options and seed.
+"""
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from siselect.client.bench.inputs import sort_key
+
+#: Summary fields that are measured times (vary between runs of the same inputs).
+TIMING_FIELDS = ("pair_seconds", "task_seconds", "elapsed_seconds")
+STAGES = ("transpiled", "executed", "lineage")
+
+
+def quantile(values: list[float], q: float) -> float | None:
+    """The q-quantile by linear interpolation; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def spread(values: list[float], keys: Iterable[str] = ("median", "p95", "max")) -> dict:
+    """Median, 95th percentile and maximum (None each when there are no values)."""
+    figures = {"median": statistics.median(values) if values else None,
+               "p95": quantile(values, 0.95), "max": max(values) if values else None}
+    return {k: figures[k] for k in keys}
+
+
+def _rounded(value: float | None, places: int = 6) -> float | None:
+    return None if value is None else round(value, places)
+
+
+def _accuracy(scored: list[dict[str, Any]], methods: list[str]) -> tuple[dict, dict]:
+    correct = {m: sum(bool(r["hits"].get(m)) for r in scored) for m in methods}
+    correct["upper_bound"] = sum(bool(r["upper_bound"]) for r in scored)
+    n = len(scored)
+    return {m: _rounded(c / n) if n else None for m, c in correct.items()}, correct
+
+
+def _methods(records: list[dict[str, Any]], baselines: list[str]) -> list[str]:
+    return ["tournament", *[b for b in baselines
+                            if any(b in r.get("choices", {}) for r in records)]]
+
+
+def summarise(records: list[dict[str, Any]], run: dict[str, Any],
+              elapsed: float | None = None) -> dict[str, Any]:
+    """The summary of a run: ``records`` from results.jsonl, ``run`` its settings."""
+    records = sorted(records, key=lambda r: sort_key(r["question_id"]))
+    scored = [r for r in records if r["status"] == "ok"]
+    duels = [d for r in scored for d in r["duels"]]
+    separated = [d for d in duels if d["separation"] == "separated"]
+    methods = _methods(scored, run.get("baselines", []))
+    accuracy, correct = _accuracy(scored, methods)
+    task_times = [r["timings"]["task"] for r in records if "task" in r.get("timings", {})]
+    summary: dict[str, Any] = {
+        "tasks": len(records), "scored": len(scored),
+        "gold_failed": [r["question_id"] for r in records if r["status"] == "gold_failed"],
+        "tournament_errors": [r["question_id"] for r in scored if r.get("tournament_error")],
+        **{k: run.get(k) for k in ("label", "judge", "judge_noise", "seed", "strategy",
+                                    "backend", "with_references")},
+        "coverage": {s: sum(bool(r["coverage"][s]) for r in scored) for s in STAGES},
+        "pairs": len(duels), "separated": len(separated),
+        "separation_rate": _rounded(len(separated) / len(duels)) if duels else None,
+        "separation_status": dict(sorted(Counter(str(d["separation"]) for d in duels).items())),
+        "instance_rows": spread([d["rows"] for d in separated]),
+        "accuracy": accuracy, "correct": correct,
+        "decided_by": dict(sorted(Counter(str(r["decided_by"]) for r in scored).items())),
+        "judge_calls": sum(r.get("judge_calls", 0) for r in scored),
+        "baseline_calls": _call_totals(scored),
+        "pair_seconds": {k: _rounded(v) for k, v in spread(
+            [d["seconds"] for d in duels if d.get("seconds") is not None],
+            ("median", "p95")).items()},
+        "task_seconds": {k: _rounded(v) for k, v in spread(task_times, ("median", "p95")).items()},
+        "elapsed_seconds": _rounded(elapsed, 3),
+    }
+    return summary
+
+
+def _call_totals(scored: list[dict[str, Any]]) -> dict[str, int]:
+    totals: Counter[str] = Counter()
+    for r in scored:
+        totals.update(r.get("baseline_calls", {}))
+    return dict(sorted(totals.items()))
+
+
+def comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary without its timing fields: equal for equal inputs, options and seed."""
+    return {k: v for k, v in summary.items() if k not in TIMING_FIELDS}
+
+
+def _percent(fraction: float | None) -> str:
+    return "-" if fraction is None else f"{fraction:6.1%}"
+
+
+def _number(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.3g}{unit}"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """The summary as aligned text lines for the terminal."""
+    n = summary["scored"]
+    label = f" [{summary['label']}]" if summary.get("label") else ""
+    noise = f", noise {summary['judge_noise']:g}" if summary.get("judge_noise") else ""
+    lines = [f"{summary['tasks']} tasks{label}, judge {summary['judge']}{noise}, "
+             f"seed {summary['seed']}: {n} scored"]
+    if summary["gold_failed"]:
+        lines.append(f"  gold query failed (not scored): {summary['gold_failed']}")
+    if summary["tournament_errors"]:
+        lines.append(f"  tournament failed: {summary['tournament_errors']}")
+    cov = summary["coverage"]
+    lines.append("  coverage (all candidates): " +
+                 ", ".join(f"{s} {cov[s]}/{n}" for s in STAGES))
+    rows, sec = summary["instance_rows"], summary["pair_seconds"]
+    lines.append(f"  pairs {summary['pairs']}, separated {summary['separated']} "
+                 f"({_percent(summary['separation_rate']).strip()}); "
+                 f"instance rows median {_number(rows['median'])}, p95 {_number(rows['p95'])}, "
+                 f"max {_number(rows['max'])}; seconds per pair median "
+                 f"{_number(sec['median'], ' s')}, p95 {_number(sec['p95'], ' s')}")
+    lines.append("  method          accuracy  correct")
+    for method, fraction in summary["accuracy"].items():
+        lines.append(f"  {method:14s}  {_percent(fraction)}  {summary['correct'][method]:4d}/{n}")
+    calls = ", ".join(f"{m} {c}" for m, c in summary["baseline_calls"].items())
+    lines.append(f"  judge calls {summary['judge_calls']}" + (f"; baseline calls {calls}"
+                                                              if calls else ""))
+    return "\n".join(lines)

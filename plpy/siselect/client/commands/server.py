@@ -1,0 +1,41 @@
+"""``siselect server start|status|stop|dsn``: the embedded PostgreSQL."""
+
+import argparse
+
+from siselect.client.options import info
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("server", help="start, inspect or stop the embedded PostgreSQL")
+    p.add_argument("action", choices=["start", "status", "stop", "dsn"],
+                   help="dsn: print the DSN of the running cluster")
+    p.add_argument("--admin", action="store_true",
+                   help="print the superuser's DSN (loading, administration) instead of the "
+                   "runner role's, which candidates run as")
+
+
+def run(args: argparse.Namespace) -> int:
+    from siselect.client.embedded import cluster, ensure_database
+
+    local = cluster()
+
+    def dsn() -> str:  # names the passfile; no password in it
+        return local.dsn() if args.admin else local.runner_dsn()
+
+    if args.action == "start":
+        info("started" if local.start() else "already running")
+        info(f"data directory: {local.datadir}; passwords: {local.passfile}")
+        ensure_database(local)
+        print(dsn())
+        return 0
+    if args.action in ("status", "dsn"):
+        if local.running():
+            if args.action == "status":
+                print(f"running on port {local.port()}, data directory {local.datadir}")
+            print(dsn())
+            return 0
+        message = f"not running (data directory {local.datadir})"
+        info(message) if args.action == "dsn" else print(message)
+        return 3
+    print("stopped" if local.stop() else "not running")
+    return 0

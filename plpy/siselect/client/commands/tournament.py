@@ -1,0 +1,91 @@
+"""``siselect tournament``: one candidate chosen by a round-robin tournament."""
+
+import argparse
+
+from siselect.client.options import (
+    common,
+    connect_db,
+    emit_json,
+    info,
+    llm_config_from,
+    llm_options,
+)
+from siselect.sqltext.transpile import DIALECTS, to_tree
+from siselect.witnesses import BACKENDS
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("tournament", help="select one candidate by a round-robin tournament")
+    p.add_argument("candidates", nargs="+", metavar="SQL")
+    p.add_argument("--question", required=True)
+    p.add_argument("--evidence")
+    p.add_argument("--judge", choices=["llm", "reference", "none"], default="llm")
+    p.add_argument("--reference", metavar="SQL", help="a trusted query (the reference judge's)")
+    p.add_argument("--dialect", choices=DIALECTS, default="postgres")
+    p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
+    p.add_argument("--max-rows", type=int, default=30)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--with-references", action=argparse.BooleanOptionalAction, default=True,
+                   help="show the judge the rows D' references through foreign keys (default: on)")
+    p.add_argument("--report", metavar="FILE", help="write the report (.md or .html)")
+    p.add_argument("--json", action="store_true", help="last line: the result object")
+    llm_options(p)
+    common(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from siselect.client.pgexec import PsycopgExecutor
+    from siselect.client.render import tournament_text
+    from siselect.instances.separate import options_from
+    from siselect.runtime.catalog import load_catalog
+    from siselect.selection.judges import make_judge
+    from siselect.selection.tournament import run_tournament
+
+    options = options_from(
+        dialect=args.dialect,
+        strategy=args.strategy,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        backend=args.backend,
+        with_references=args.with_references,
+    )
+    with connect_db(args) as conn:
+        executor = PsycopgExecutor(conn)
+        catalog = load_catalog(executor)
+        reference = to_tree(args.reference, args.dialect, catalog) if args.reference else None
+        config = llm_config_from(args) if args.judge == "llm" else None
+        judge = make_judge(args.judge, reference, config)
+        result = run_tournament(
+            executor,
+            args.candidates,
+            args.question,
+            args.evidence,
+            judge,
+            options,
+            args.reference,
+            catalog,
+        )
+    if args.report:
+        write_report(result, args.report)
+    if args.json:
+        emit_json(result)
+    else:
+        print(tournament_text(result))
+    return 0
+
+
+def write_report(result: dict, path: str) -> None:
+    from pathlib import Path
+
+    from siselect.client.report_html import html_report
+    from siselect.selection.report import markdown_report
+
+    target = Path(path)
+    text = (
+        html_report(result)
+        if target.suffix.lower() in (".html", ".htm")
+        else markdown_report(result)
+    )
+    target.write_text(text, encoding="utf-8")
+    info(f"report written to {target}")

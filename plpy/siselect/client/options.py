@@ -1,0 +1,119 @@
+"""What the commands share: connections, common options, output helpers."""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def info(message: str) -> None:
+    """Progress and notes go to stderr, so stdout stays parseable."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def resolve_dsn(args: argparse.Namespace, runner: bool = False) -> str:
+    """--dsn, then $SISELECT_DSN, then the embedded cluster (started on demand): as its
+    superuser, or with ``runner`` as the unprivileged role candidates run as."""
+    dsn = getattr(args, "dsn", None) or os.environ.get("SISELECT_DSN")
+    if dsn:
+        return dsn
+    from siselect.client.embedded import cluster, ensure_database
+
+    local = cluster()
+    if local.start():
+        info(f"started the embedded PostgreSQL under {local.home}")
+    admin = ensure_database(local)
+    return local.runner_dsn() if runner else admin
+
+
+def connect_db(args: argparse.Namespace, runner: bool = True):
+    """The connection a command works on: candidates run as the runner role (see
+    ``runner_role``); ``runner=False`` for loading and administration."""
+    from siselect.client.pgexec import connect
+
+    return connect(
+        resolve_dsn(args, runner),
+        getattr(args, "db", None),
+        getattr(args, "statement_timeout", None),
+    )
+
+
+def emit_json(obj: object) -> None:
+    print(json.dumps(obj, default=str, ensure_ascii=False))
+
+def common(p: argparse.ArgumentParser, db: bool = True) -> None:
+    p.add_argument(
+        "--dsn",
+        help="connection string of an existing server "
+        "(default: $SISELECT_DSN, else the embedded cluster)",
+    )
+    if db:
+        p.add_argument("--db", required=True, help="name of a loaded database (its schema)")
+        p.add_argument(
+            "--statement-timeout",
+            type=int,
+            default=60_000,
+            metavar="MS",
+            help="per-query time limit in milliseconds (default 60000)",
+        )
+
+def path_arg(value: str) -> Path:
+    return Path(value)
+
+def llm_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "LLM endpoint (default: $SISELECT_LLM_URL, $SISELECT_LLM_MODEL, $OPENAI_API_KEY)"
+    )
+    g.add_argument(
+        "--llm-url", help="base URL of an OpenAI-compatible API, e.g. http://host:8000/v1"
+    )
+    g.add_argument("--llm-model")
+    g.add_argument("--llm-config", metavar="FILE", help="JSON file with the endpoint settings")
+    g.add_argument("--votes", type=int, help="judge calls per duel, majority wins (default 3)")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--top-p", type=float)
+    g.add_argument(
+        "--llm-param",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="extra request field passed through, e.g. top_k=20 (repeatable)",
+    )
+    g.add_argument(
+        "--format",
+        choices=["json", "markdown", "sql"],
+        help="how D' is shown to the LLM (default json)",
+    )
+
+
+def llm_config_from(args: argparse.Namespace):
+    """The endpoint configuration: file, then environment, then flags (last wins)."""
+    import json
+    import os
+
+    from siselect.runtime.errors import InvalidInput
+    from siselect.selection.llm import LLMConfig
+
+    config = (
+        LLMConfig.from_file(args.llm_config) if args.llm_config else LLMConfig.from_env(os.environ)
+    )
+    extra = dict(config.extra)
+    for item in args.llm_param:
+        key, _, value = item.partition("=")
+        if not key or not _:
+            raise InvalidInput(f"--llm-param expects KEY=VALUE, got {item!r}")
+        try:
+            extra[key] = json.loads(value)
+        except ValueError:
+            extra[key] = value
+    overrides = {
+        "base_url": args.llm_url,
+        "model": args.llm_model,
+        "votes": args.votes,
+        "temperature": args.temperature,
+        "top_p": args.top_p,
+        "format": args.format,
+        "extra": extra,
+    }
+    return config.merged(**{k: v for k, v in overrides.items() if v is not None})

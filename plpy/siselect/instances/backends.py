@@ -1,0 +1,94 @@
+"""Which backend computes a pair's witnesses (see :mod:`siselect.witnesses`).
+
+Both queries of a pair get their witnesses from the same backend, so that the witness
+sets compared (W1 - W2, W2 - W1) mean the same thing on both sides.
+"""
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from siselect.instances.search import Pool, fetch_lineage_pool, fetch_pool
+from siselect.runtime.catalog import Catalog
+from siselect.runtime.errors import InvalidInput, QueryFailed
+from siselect.runtime.executor import Executor
+from siselect.witnesses import (
+    BACKENDS,
+    PREFERENCE,
+    REGISTRY,
+    Backend,
+    Lineage,
+    Unsupported,
+    executor_for,
+)
+
+
+@dataclass
+class Served:
+    """The witnesses of both queries, the backend that computed them, and why that one."""
+
+    backend: str
+    reason: str
+    lineages: list[Lineage]
+    pool: Pool
+
+
+def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str) -> Served:
+    lineages = [REGISTRY["lineage"].witness_query(t, catalog) for t in trees]
+    pool = fetch_lineage_pool(executor, lineages, seed)
+    return Served("lineage", reason, lineages, pool)
+
+
+def _witness_queries(backend: Backend, trees, catalog: Catalog) -> list[Lineage] | str:
+    """Both witness queries, or why ``backend`` cannot serve one of them."""
+    lineages = []
+    for label, tree in zip(("q1", "q2"), trees, strict=True):
+        try:
+            lineages.append(backend.witness_query(tree, catalog))
+        except Unsupported as exc:
+            return f"{label}: {exc.message}"
+    return lineages
+
+
+def serve(
+    executor: Executor,
+    trees: tuple[exp.Query, exp.Query],
+    catalog: Catalog,
+    requested: str,
+    seed: int,
+) -> Served:
+    """Fetch the witness pool with the ``requested`` backend (a name of the registry, or
+    "auto": the first of :data:`PREFERENCE` that can run here and handles both queries).
+
+    A named backend that cannot run on this server at all is an error rather than a silent
+    substitute; otherwise lineage serves, and the reason says why.
+    """
+    if requested not in BACKENDS:
+        raise InvalidInput(f"unknown backend {requested!r}; use {', '.join(BACKENDS)}")
+    why = "requested"
+    for name in PREFERENCE if requested == "auto" else (requested,):
+        if name == "lineage":
+            break
+        backend = REGISTRY[name]
+        problem = backend.usable(executor)
+        if problem:
+            if requested == name:
+                raise InvalidInput(f"backend '{name}' cannot run here: {problem}")
+            why = f"{backend.label} not usable: {problem}"
+            continue
+        lineages = _witness_queries(backend, trees, catalog)
+        if isinstance(lineages, str):
+            why = f"{backend.label} does not serve {lineages}"
+            continue
+        try:
+            pool = fetch_pool(
+                executor_for(executor, lineages), lineages[0].sql, lineages[1].sql, seed
+            )
+        except QueryFailed as exc:
+            # Shapes a backend refuses at planning time (ProvSQL: outer joins over several
+            # tracked relations, some uncorrelated subqueries, ...) surface here.
+            why = f"{backend.label} failed: {exc.message}"
+            continue
+        return Served(name, f"{backend.label} is enabled here and handles both queries",
+                      lineages, pool)
+    return _lineage(executor, trees, catalog, seed, why)

@@ -1,0 +1,45 @@
+"""The tie-inclusive form of a query: what it may return whichever way ties break."""
+
+from sqlglot import exp
+
+from siselect.runtime.answers import contained_in
+from siselect.runtime.executor import Rows
+
+
+def with_ties(tree: exp.Query) -> exp.Query:
+    """``ORDER BY ... LIMIT k`` becomes ``FETCH FIRST k ROWS WITH TIES`` (top level only).
+
+    A top-level LIMIT without ORDER BY is dropped: any k rows of the answer may come back.
+    """
+    tree = tree.copy()
+    limit = tree.args.get("limit")
+    if not isinstance(limit, exp.Limit) or not isinstance(tree, exp.Select):
+        return tree
+    if not tree.args.get("order"):
+        tree.set("limit", None)
+        return tree
+    tree.set(
+        "limit",
+        exp.Fetch(
+            direction="FIRST",
+            count=limit.expression.copy(),
+            limit_options=exp.LimitOptions(rows=True, with_ties=True),
+        ),
+    )
+    return tree
+
+
+def tie_sensitive(tree: exp.Query) -> bool:
+    """Whether the top level cuts its answer with LIMIT (ties or order may decide rows)."""
+    return isinstance(tree, exp.Select) and isinstance(tree.args.get("limit"), exp.Limit)
+
+
+def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:
+    """Some way of breaking ties makes one query return the other's answer.
+
+    Ties change which rows make the cut, not how many: answers of different sizes are a
+    real disagreement (an empty answer is contained in everything).
+    """
+    if len(a1.rows) != len(a2.rows):
+        return False
+    return contained_in(a2.rows, relaxed1.rows) or contained_in(a1.rows, relaxed2.rows)

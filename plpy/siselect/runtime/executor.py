@@ -1,0 +1,115 @@
+"""The one interface through which the core reaches PostgreSQL.
+
+Two implementations exist: :mod:`siselect.runtime.plpython` (PL/Python, inside the server) and
+:mod:`siselect.client.pgexec` (psycopg). The core never imports either driver.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from siselect.runtime.callpolicy import CallPolicy
+from siselect.runtime.pgcheck import Name, read_select
+
+
+@dataclass
+class Rows:
+    """A query result: column names and canonical row tuples (see :mod:`.values`)."""
+
+    columns: list[str]
+    rows: list[tuple] = field(default_factory=list)
+    truncated: bool = False
+
+
+class Executor(Protocol):
+    """Runs SQL read-only with the caller's privileges.
+
+    ``run`` raises :class:`siselect.runtime.errors.QueryFailed` (with PostgreSQL's SQLSTATE) when
+    the statement fails; it fetches at most ``max_rows`` rows and marks the result
+    ``truncated`` when more existed. ``allow`` names calls siselect itself added to the
+    text; ``inner`` are query texts the statement carries as values and runs (the ProvSQL
+    backend's helper executes them), checked like the statement itself.
+    ``run_internal`` runs siselect's own catalog queries, with values bound as parameters,
+    on the search path ``pg_catalog, pg_temp``; ``schemas`` are the caller's schemas.
+    """
+
+    @property
+    def schemas(self) -> list[str]: ...
+
+    def run(
+        self,
+        sql: str,
+        max_rows: int | None = None,
+        *,
+        allow: frozenset[Name] = frozenset(),
+        inner: Sequence[str] = (),
+    ) -> Rows: ...
+
+    def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]: ...
+
+
+class CheckedExecutor:
+    """What both executors share: nothing reaches PostgreSQL unless PostgreSQL's own parser
+    reads it as one SELECT whose calls the catalog allows (see :mod:`siselect.runtime.pgcheck`)."""
+
+    schemas: list[str]
+    _reach: list[str]
+    _policy: CallPolicy | None = None
+
+    def run(
+        self,
+        sql: str,
+        max_rows: int | None = None,
+        *,
+        allow: frozenset[Name] = frozenset(),
+        inner: Sequence[str] = (),
+    ) -> Rows:
+        if self._policy is None:
+            self._policy = CallPolicy(self.run_internal, self._reach)
+        for text in (sql, *inner):
+            self._policy.check(read_select(text), allow)
+        return self._fetch(sql, max_rows)
+
+    def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        raise NotImplementedError
+
+    def _fetch(self, sql: str, max_rows: int | None) -> Rows:
+        raise NotImplementedError
+
+
+@dataclass
+class Trusting:
+    """An executor that also allows what siselect itself added to every text it runs."""
+
+    executor: Executor
+    allow: frozenset[Name]
+    inner: tuple[str, ...]
+
+    @property
+    def schemas(self) -> list[str]:
+        return self.executor.schemas
+
+    def run(
+        self,
+        sql: str,
+        max_rows: int | None = None,
+        *,
+        allow: frozenset[Name] = frozenset(),
+        inner: Sequence[str] = (),
+    ) -> Rows:
+        return self.executor.run(
+            sql, max_rows, allow=self.allow | allow, inner=(*self.inner, *inner)
+        )
+
+    def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        return self.executor.run_internal(sql, params)
+
+
+def quote_literal(text: str) -> str:
+    """A standard-conforming SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def quote_ident(name: str) -> str:
+    """A quoted SQL identifier, exact in case and spacing."""
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,152 @@
+"""The executor over PL/Python's ``plpy`` (passed in by the SQL functions, never imported:
+outside the server no such module exists)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from siselect.runtime import answer_size
+from siselect.runtime.errors import QueryFailed
+from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident
+from siselect.runtime.pgcheck import read_select
+from siselect.runtime.values import canonical_rows
+
+
+class _Discard(Exception):
+    """Leaves a subtransaction by rolling it back, carrying the rows already fetched."""
+
+    def __init__(self, result: Any):
+        super().__init__()
+        self.result = result
+
+
+# pg_temp last: a temporary table must not stand in for the caller's table of that name.
+_SET_PATH = "SELECT pg_catalog.set_config('search_path', $1 || ', pg_temp', true)"
+_SCHEMAS = (
+    "SELECT pg_catalog.current_schemas(false) AS visible,"
+    " pg_catalog.current_schemas(true) AS reach,"
+    " pg_catalog.current_setting('transaction_read_only') AS read_only,"
+    f" pg_catalog.current_setting('{answer_size.SETTING}', true) AS max_bytes"
+)
+_BATCH = 1000  # rows fetched from a cursor at a time
+_PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text"}
+
+
+def _pg_type(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "text[]"
+    return _PG_TYPES.get(type(value), "text")
+
+
+class PlpyExecutor(CheckedExecutor):
+    """Runs queries through SPI, read-only.
+
+    The functions of the extension that reach this executor carry
+    ``SET transaction_read_only = on``: PostgreSQL undoes it when they return, and each
+    SPI subtransaction inherits it (a ``SET LOCAL`` from inside PL/Python would be undone
+    by the end of the SPI call's own subtransaction). Candidate-derived text runs through
+    a cursor, which PostgreSQL opens for one statement only; the caller's search_path is
+    bound as a parameter, never spliced in front of the text. Rows come back as dicts,
+    which would merge duplicate column names, so each query is wrapped with positional
+    aliases after a zero-row probe of its columns.
+    """
+
+    def __init__(self, plpy: Any, search_path: str | None = None):
+        self.plpy = plpy
+        self.search_path = search_path
+        self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
+        first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
+        self._read_only = first["read_only"] == "on"
+        self.max_bytes = answer_size.session_limit(first["max_bytes"])
+        self.schemas, self._reach = list(first["visible"]), list(first["reach"])
+
+    def _plan(self, sql: str, types: tuple[str, ...] = ()) -> Any:
+        key = (sql, types)
+        if key not in self._plans:
+            self._plans[key] = self.plpy.prepare(sql, list(types))
+        return self._plans[key]
+
+    def _execute(self, sql: str, params: Sequence[Any] = (), limit: int = 0) -> Any:
+        plan = self._plan(sql, tuple(_pg_type(p) for p in params))
+        return self.plpy.execute(plan, list(params), limit)
+
+    def _in_subtransaction(self, work: Callable[[], Any]) -> Any:
+        """``work()`` on the caller's search_path, in a subtransaction that is rolled back
+        even when it succeeds: whatever the query changed in the session goes with it."""
+        try:
+            with self.plpy.subtransaction():
+                if self.search_path is not None:
+                    self._execute(_SET_PATH, [self.search_path])
+                raise _Discard(work())
+        except _Discard as done:
+            return done.result
+        except self.plpy.SPIError as exc:
+            raise _query_failed(self.plpy, exc) from None
+
+    def run_internal(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            result = self._execute(sql, params)
+        except self.plpy.SPIError as exc:
+            raise _query_failed(self.plpy, exc) from None
+        names = result.colnames()
+        # Rows come back as dicts: a repeated column name would lose a column silently.
+        assert len(set(names)) == len(names), f"internal query repeats a column name: {names}"
+        return [tuple(row[n] for n in names) for row in result]
+
+    def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:
+        """Rows of ``sql``. ``parser_check=False`` leaves out the pglast check of the
+        wrapped texts, for tests that show what PostgreSQL refuses on its own."""
+        if not self._read_only:
+            # The SQL function that called us must carry SET transaction_read_only = on.
+            raise QueryFailed("siselect runs queries only in a read-only transaction", "25006")
+        # Line breaks keep a trailing "--" comment from hiding the closing parenthesis.
+        probe = f"SELECT * FROM (\n{sql}\n) AS _q LIMIT 0"
+        if parser_check:
+            read_select(probe)  # exactly the text that runs is what was checked
+
+        def columns_of() -> list[str]:
+            plan = self.plpy.prepare(probe)
+            # A cursor opens on a plan of one statement only: PostgreSQL itself proves the
+            # plan holds nothing else before it runs (plpy.execute would run every one).
+            self.plpy.cursor(plan, []).close()
+            return list(self.plpy.execute(plan).colnames())
+
+        columns = self._in_subtransaction(columns_of)
+        aliases = [f"c{i}" for i in range(len(columns))]
+        wrapped = f"SELECT * FROM (\n{sql}\n) AS _q({', '.join(aliases)})"
+        if parser_check:
+            read_select(wrapped)
+        wanted = None if max_rows is None else max_rows + 1
+
+        def fetch() -> list[tuple]:
+            cursor = self.plpy.cursor(wrapped)
+            budget = answer_size.AnswerBudget(self.max_bytes)
+            data: list[tuple] = []
+            while wanted is None or len(data) < wanted:
+                size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
+                batch = cursor.fetch(size)
+                rows = [tuple(row[a] for a in aliases) for row in batch]
+                budget.add(rows)
+                data.extend(rows)
+                if len(batch) < size:
+                    break
+            cursor.close()
+            return data
+
+        data = self._in_subtransaction(fetch)
+        truncated = max_rows is not None and len(data) > max_rows
+        if truncated:
+            data = data[:max_rows]
+        return Rows(columns, canonical_rows(data), truncated)
+
+
+def _query_failed(plpy: Any, exc: Any) -> QueryFailed:
+    sqlstate = getattr(exc, "sqlstate", None) or "XX000"
+    if sqlstate in ("57014", "57P01", "57P02", "57P03", "53200"):
+        # Cancel, statement_timeout (set by the caller for the whole call), shutdown,
+        # out of memory: end the call, never carry on.
+        raise exc
+    message = str(exc.args[0] if exc.args else exc).splitlines()[0]
+    return QueryFailed(message, sqlstate, getattr(exc, "detail", None))
+
+
+__all__ = ["PlpyExecutor", "quote_ident"]

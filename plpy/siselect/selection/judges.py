@@ -1,0 +1,108 @@
+"""Judges: who says what the question's answer is on a separating instance D'.
+
+A judge gets a :class:`JudgeContext` and returns a :class:`JudgeAnswer`. ``reference``
+runs a trusted query on D'; ``none`` abstains (every duel is a draw); ``llm`` asks an
+OpenAI-compatible endpoint (:mod:`siselect.selection.llm`).
+"""
+
+from typing import Any
+
+from sqlglot import exp
+
+from siselect.selection.verdict import Judge, JudgeAnswer, JudgeContext
+
+__all__ = ["Judge", "JudgeAnswer", "JudgeContext", "NoJudge", "ReferenceJudge", "make_judge"]
+
+
+class NoJudge:
+    """Abstains: duels become draws, the report still shows D' and both answers."""
+
+    name = "none"
+
+    def answer(self, context: JudgeContext) -> JudgeAnswer:
+        return JudgeAnswer(None, error="no judge")
+
+
+class ReferenceJudge:
+    """The answer of a trusted query (in benchmarks: the gold query) on D'."""
+
+    name = "reference"
+
+    def __init__(self, tree: exp.Query):
+        self.tree = tree
+
+    def answer(self, context: JudgeContext) -> JudgeAnswer:
+        rows = context.run_on_instance(self.tree)
+        return JudgeAnswer([list(r) for r in rows.rows])
+
+
+JUDGES = ("llm", "reference", "none")
+
+
+def make_judge(name: str, reference: exp.Query | None, llm_config: Any = None) -> Judge:
+    """The judge called ``name``; ``reference`` is required for the reference judge."""
+    from siselect.runtime.errors import InvalidInput
+
+    if name == "none":
+        return NoJudge()
+    if name == "reference":
+        if reference is None:
+            raise InvalidInput("the reference judge needs a reference query")
+        return ReferenceJudge(reference)
+    if name == "llm":
+        from siselect.selection.llm import LLMJudge
+
+        if llm_config is None:
+            raise InvalidInput("the llm judge needs an endpoint configuration", "22023")
+        return LLMJudge(llm_config)
+    raise InvalidInput(f"unknown judge {name!r}; use one of {', '.join(JUDGES)}")
+
+
+class NoisyJudge:
+    """Another judge made unreliable on purpose, to measure how selection degrades.
+
+    With probability ``noise`` (drawn from ``rng``, so a seeded run repeats itself) the
+    inner judge's answer is replaced by a wrong one: the answer on D' of one of ``rivals``
+    (queries that compete for the question, e.g. the candidates) that differs from the
+    inner answer, as an LLM that shares a candidate's misreading would reply; when every
+    rival agrees with the inner answer, an answer no candidate gives.
+    """
+
+    def __init__(self, inner: Judge, noise: float, rng: Any, rivals: list[exp.Query]):
+        from siselect.runtime.errors import InvalidInput
+
+        if not 0.0 <= noise <= 1.0:
+            raise InvalidInput(f"the judge noise must be between 0 and 1, got {noise}")
+        self.inner, self.noise, self.rng, self.rivals = inner, noise, rng, rivals
+        self.name = f"{inner.name}, noise {noise:g}"
+        self.replaced = 0
+
+    def answer(self, context: JudgeContext) -> JudgeAnswer:
+        answer = self.inner.answer(context)
+        # Draw on every call, so whether call n is replaced does not depend on earlier draws.
+        if self.rng.random() >= self.noise or answer.rows is None:
+            return answer
+        wrong = self._wrong_rows(context, answer.rows)
+        self.replaced += 1
+        votes = [*answer.votes, {"rows": wrong, "replaced": answer.rows}]
+        return JudgeAnswer(wrong, votes, answer.error, answer.calls)
+
+    def _wrong_rows(self, context: JudgeContext, truth: list[list[Any]]) -> list[list[Any]]:
+        from siselect.runtime.answers import answer_key, matches_judge
+        from siselect.runtime.errors import Cancelled, SiselectError
+
+        seen, choices = set(), []
+        for tree in self.rivals:
+            try:
+                rows = [list(r) for r in context.run_on_instance(tree).rows]
+            except Cancelled:
+                raise
+            except SiselectError:
+                continue  # a rival that fails on D' proposes no answer
+            key = answer_key(rows)
+            if key not in seen and not matches_judge(truth, rows):
+                seen.add(key)
+                choices.append(rows)
+        if choices:
+            return choices[self.rng.randrange(len(choices))]
+        return [] if truth else [["(an answer no candidate gives)"]]

@@ -1,0 +1,267 @@
+"""The round-robin tournament (paper section II): groups, duels, scores, a winner.
+
+run every candidate on D -> group by normalised answer -> one representative a group
+-> separate every pair -> judge the answer on D' -> comparator -> win 1, draw 0.5.
+Ties on score fall back on the consistency score (group size), then on input order.
+"""
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from siselect.instances.pair import Pair, group_rows, run_capped
+from siselect.instances.separate import Options, answer_json, separate_pair
+from siselect.instances.shadow import restrict
+from siselect.runtime import privileges
+from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
+from siselect.runtime.catalog import Catalog, load_catalog
+from siselect.runtime.errors import Cancelled, InvalidInput, QueryFailed, SiselectError
+from siselect.runtime.executor import Executor, Rows
+from siselect.selection.judges import Judge, JudgeContext
+from siselect.sqltext.transpile import to_tree
+
+MAX_CANDIDATES = 64
+
+
+@dataclass
+class Entry:
+    """One input candidate and what became of it on D."""
+
+    index: int
+    sql: str
+    tree: exp.Query | None = None
+    answer: Rows | None = None
+    error: dict[str, str] | None = None
+
+
+@dataclass
+class Group:
+    members: list[int]
+    representative: int
+    answer: Rows
+    score: float = 0.0
+
+
+@dataclass
+class Tournament:
+    executor: Executor
+    catalog: Catalog
+    judge: Judge
+    options: Options
+    question: str
+    evidence: str | None = None
+    reference: exp.Query | None = None
+    duels: list[dict[str, Any]] = field(default_factory=list)
+    judge_calls: int = 0
+
+
+def prepare(
+    executor: Executor, catalog: Catalog, candidates: list[str], dialect: str
+) -> list[Entry]:
+    """Parse and run each candidate on D; a failing one drops out with its reason."""
+    entries = []
+    for index, sql in enumerate(candidates):
+        entry = Entry(index, sql)
+        try:
+            entry.tree = to_tree(sql, dialect, catalog)
+            entry.answer = run_capped(executor, entry.tree)
+        except Cancelled:
+            raise
+        except QueryFailed as exc:
+            if entry.tree is not None and exc.sqlstate == privileges.INSUFFICIENT_PRIVILEGE:
+                privileges.denied(executor, catalog)
+                exc = privileges.explain(exc, entry.tree, catalog)
+            entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
+        except SiselectError as exc:
+            entry.error = {"message": exc.message, "sqlstate": exc.sqlstate}
+        entries.append(entry)
+    return entries
+
+
+def group(entries: list[Entry]) -> list[Group]:
+    """Candidates with the same normalised answer on D form one group (input order kept)."""
+    groups: dict[Any, Group] = {}
+    for e in entries:
+        if e.answer is None:
+            continue
+        key = answer_key(e.answer.rows)
+        if key in groups:
+            groups[key].members.append(e.index)
+        else:
+            groups[key] = Group([e.index], e.index, e.answer)
+    return list(groups.values())
+
+
+def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
+            tolerance: Tolerance = JUDGE_TOLERANCE) -> tuple[str, str]:
+    """The comparator: the side whose answer on D' matches the judge's wins."""
+    if judge_rows is None:
+        return "draw", "the judge gave no answer"
+    ok_a = matches_judge(a.rows, judge_rows, tolerance)
+    ok_b = matches_judge(b.rows, judge_rows, tolerance)
+    if ok_a and not ok_b:
+        return "a", "only A's answer on D' matches the judge's"
+    if ok_b and not ok_a:
+        return "b", "only B's answer on D' matches the judge's"
+    if ok_a and ok_b:
+        return "draw", "both answers match the judge's"
+    return "draw", "neither answer matches the judge's"
+
+
+def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str, Any]:
+    """Separate two representatives, ask the judge, and score the result."""
+    a, b = entries[ga.representative], entries[gb.representative]
+    assert a.tree is not None and b.tree is not None and a.answer and b.answer
+    pair = Pair(t.executor, t.catalog, (a.tree, b.tree))
+    record: dict[str, Any] = {"a": a.index, "b": b.index}
+    try:
+        sep = separate_pair(pair, a.answer, b.answer, t.options)
+    except Cancelled:  # the whole call's time is up, not this pair's
+        raise
+    except SiselectError as exc:  # a query's time limit, lineage out of reach: this pair only
+        record.update(
+            separation="error",
+            verdict="draw",
+            reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})",
+        )
+        return _score(ga, gb, record, {})
+    record["separation"] = sep["status"]
+    if sep["status"] != "separated":
+        record.update(verdict="draw", reason=f"no separating instance: {sep.get('reason')}")
+        return _score(ga, gb, record, sep)
+    on_d = pair.answers_on(sep["row_ids"])
+    grouped = group_rows(sep["row_ids"], t.catalog)
+
+    def run_on_instance(tree: exp.Query) -> Rows:
+        try:
+            return pair.run(restrict(tree, t.catalog, grouped))
+        except QueryFailed as exc:  # name the unreadable columns of the query as written
+            raise privileges.explain(exc, tree, t.catalog) from None
+
+    context = JudgeContext(t.question, t.evidence, sep["instance"], t.catalog, run_on_instance)
+    answer = t.judge.answer(context)
+    t.judge_calls += answer.calls
+    record["instance"] = sep["instance"]
+    record["rows"] = sep["rows"]
+    if sep.get("references_left_out"):
+        record["references_left_out"] = sep["references_left_out"]
+    record["judge"] = {
+        "name": t.judge.name,
+        "rows": answer.rows,
+        "votes": answer.votes,
+        "error": answer.error,
+    }
+    record["answers"] = {"a": answer_json(on_d[0]), "b": answer_json(on_d[1])}
+    tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
+    side, why = verdict(answer.rows, on_d[0], on_d[1], tolerance)
+    if answer.error and answer.rows is None:
+        why = f"the judge failed: {answer.error}"
+    record.update(verdict=side, reason=why)
+    if t.reference is not None and t.judge.name != "reference":
+        ref = run_on_instance(t.reference)
+        record["reference_answer"] = answer_json(ref)
+        if answer.rows is not None and not matches_judge(ref.rows, answer.rows):
+            record["evidence_against_reference"] = True
+    return _score(ga, gb, record, sep)
+
+
+def _score(ga: Group, gb: Group, record: dict[str, Any], sep: dict[str, Any]) -> dict[str, Any]:
+    points = {"a": (1.0, 0.0), "b": (0.0, 1.0), "draw": (0.5, 0.5)}[record["verdict"]]
+    ga.score += points[0]
+    gb.score += points[1]
+    record["timings"] = sep.get("timings", {})
+    record["tries"] = sep.get("tries", 0)
+    return record
+
+
+def winner(groups: list[Group]) -> tuple[Group, str]:
+    """Highest score; ties go to the larger group (consistency), then the earlier input."""
+    best = max(groups, key=lambda g: (g.score, len(g.members), -g.representative))
+    tied = [g for g in groups if g.score == best.score]
+    if len(tied) == 1:
+        return best, "tournament"
+    sizes = [len(g.members) for g in tied]
+    return best, "consistency" if sizes.count(max(sizes)) == 1 else "input order"
+
+
+def run_tournament(
+    executor: Executor,
+    candidates: list[str],
+    question: str,
+    evidence: str | None,
+    judge: Judge,
+    options: Options,
+    reference: str | None = None,
+    catalog: Catalog | None = None,
+) -> dict[str, Any]:
+    """The whole selection for one question; a JSON-ready dict."""
+    if not isinstance(candidates, list) or not candidates:
+        raise InvalidInput("candidates must be a non-empty array of SQL texts")
+    if len(candidates) > MAX_CANDIDATES:
+        raise InvalidInput(
+            f"at most {MAX_CANDIDATES} candidates are accepted, got {len(candidates)}", "54000"
+        )
+    if not question or not str(question).strip():
+        raise InvalidInput("the question must not be empty")
+    started = time.perf_counter()
+    catalog = catalog or load_catalog(executor)
+    ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
+    t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree)
+    entries = prepare(
+        executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
+    )
+    t_exec = time.perf_counter() - started
+    groups = group(entries)
+    result: dict[str, Any] = {
+        "question": question,
+        "judge": judge.name,
+        "seed": options.seed,
+        "candidates": len(candidates),
+        "dropped": [{"index": e.index, **e.error} for e in entries if e.error],
+    }
+    if not groups:
+        result.update(
+            winner=None,
+            reason="every candidate failed on the database",
+            groups=[],
+            duels=[],
+            scores={},
+            decided_by="none",
+        )
+        return _timed(result, started, t_exec)
+    for ga, gb in itertools.combinations(groups, 2):
+        t.duels.append(duel(t, ga, gb, entries))
+    best, how = winner(groups)
+    if len(groups) == 1:
+        how = "single group"
+    elif all(d["verdict"] == "draw" for d in t.duels):
+        how = "consistency (every duel was a draw)" if how == "consistency" else how
+    result.update(
+        winner={"index": best.representative, "sql": entries[best.representative].sql},
+        decided_by=how,
+        groups=[
+            {
+                "members": g.members,
+                "representative": g.representative,
+                "size": len(g.members),
+                "score": g.score,
+                "rows_on_d": len(g.answer.rows),
+            }
+            for g in groups
+        ],
+        scores={str(g.representative): g.score for g in groups},
+        duels=t.duels,
+        judge_calls=t.judge_calls,
+    )
+    return _timed(result, started, t_exec)
+
+
+def _timed(result: dict[str, Any], started: float, execution: float) -> dict[str, Any]:
+    result["timings"] = {
+        "execution": round(execution, 6),
+        "total": round(time.perf_counter() - started, 6),
+    }
+    return result

@@ -1,0 +1,34 @@
+"""What a judge is given for one duel and what it says (shared by every judge)."""
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from siselect.runtime.catalog import Catalog
+
+
+@dataclass
+class JudgeContext:
+    """Everything a judge may look at for one duel."""
+
+    question: str
+    evidence: str | None
+    instance: dict[str, dict[str, Any]]  # {table: {"columns": [...], "rows": [[...], ...]}}
+    catalog: Catalog
+    # For the reference judge: runs SQL (PostgreSQL text) on D' and returns its rows.
+    run_on_instance: Any = None
+
+
+@dataclass
+class JudgeAnswer:
+    """The judge's answer rows; ``rows`` is None when it abstains or failed (see ``error``)."""
+
+    rows: list[list[Any]] | None
+    votes: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    calls: int = 0
+
+
+class Judge(Protocol):
+    name: str
+
+    def answer(self, context: JudgeContext) -> JudgeAnswer: ...

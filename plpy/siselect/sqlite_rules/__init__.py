@@ -1,7 +1,0 @@
-"""Rewrites of a parsed SQLite query that make PostgreSQL return what SQLite returns.
-
-One module per rule, named after the function it exports; each rule takes the tree and
-the :class:`~siselect.catalog.Catalog` (or None) and returns the rewritten tree. The order
-in which they run is in :mod:`siselect.transpile`. ``template`` and ``sqlite_type`` are
-helpers the rules share.
-"""

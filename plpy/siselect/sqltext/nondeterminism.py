@@ -1,0 +1,177 @@
+"""Queries whose result is not a function of the data alone.
+
+A query that reads the clock or random() differs from run to run; one that cuts an
+ordered result with LIMIT where rows tie on every sort key (or has no ORDER BY at all),
+or that picks a bare column from a group where rows differ, depends on how the engine
+breaks ties. SQLite and PostgreSQL legitimately break them differently, and two candidates
+that differ only there are not separable. :func:`static_reason` reads the query;
+:func:`check` asks the data, by running the query twice with opposite tie-breakers.
+"""
+
+from collections import Counter
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from siselect.runtime.errors import QueryFailed
+from siselect.runtime.executor import Rows
+
+Run = Callable[[exp.Query], Rows]
+
+_CLOCK_NODES = (exp.CurrentTimestamp, exp.CurrentDate, exp.CurrentTime)
+_CLOCK_FUNCTIONS = {"NOW", "CLOCK_TIMESTAMP", "STATEMENT_TIMESTAMP", "TRANSACTION_TIMESTAMP",
+                    "TIMEOFDAY", "LOCALTIMESTAMP", "LOCALTIME"}
+_RANDOM_FUNCTIONS = {"RANDOM", "RANDOMBLOB", "SETSEED", "GEN_RANDOM_UUID"}
+
+
+def static_reason(tree: exp.Expr) -> str | None:
+    """Why ``tree`` (SQLite or PostgreSQL) is nondeterministic by its text alone, or None."""
+    for node in tree.walk():
+        if isinstance(node, exp.Rand) or _function_name(node) in _RANDOM_FUNCTIONS:
+            return "uses random()"
+        if isinstance(node, _CLOCK_NODES) or _function_name(node) in _CLOCK_FUNCTIONS:
+            return "reads the clock ('now', CURRENT_TIMESTAMP)"
+        if _is_now_literal(node):
+            return "reads the clock ('now')"
+    for query in tree.find_all(exp.Select, exp.SetOperation):
+        if _cuts(query) and query.args.get("order") is None and not _single_row(query):
+            return "LIMIT without ORDER BY: which rows come back is up to the engine"
+    return None
+
+
+# Tie-breaking orders of the probes: ascending, descending, and two scrambled orders
+# (salted hashes of the output) that catch windows in the middle of a tie group, where
+# ascending and descending can select the same multiset by symmetry.
+ASC, DESC = "asc", "desc"
+SCRAMBLED = ("scrambled-1", "scrambled-2")
+_CUT_PICK_COMBINATIONS = [(ASC, ASC), (DESC, DESC), *((s, s) for s in SCRAMBLED),
+                          (ASC, DESC), (DESC, ASC)]
+
+
+def check(run: Run, tree: exp.Query) -> str | None:
+    """Why the result of ``tree`` (PostgreSQL) on the data ``run`` reads depends on ties.
+
+    Runs the query with every ORDER BY ... LIMIT (and every bare-column pick of the
+    SQLite rewrite) broken in ascending, descending and scrambled order of the output;
+    different results mean the engine's choice among tied rows shows. None otherwise.
+    """
+    has_cuts = _tie_break_cuts(tree, ASC) is not None
+    has_picks = _tie_break_picks(tree, ASC) is not None
+    if not has_cuts and not has_picks:
+        return None
+    combinations = [(c if has_cuts else None, p if has_picks else None)
+                    for c, p in _CUT_PICK_COMBINATIONS]
+    results: dict[tuple[str | None, str | None], Counter] = {}
+    for cut, pick in dict.fromkeys(combinations):
+        variant = tree
+        if cut is not None:
+            variant = _tie_break_cuts(variant, cut) or variant
+        if pick is not None:
+            variant = _tie_break_picks(variant, pick) or variant
+        try:
+            results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
+        except QueryFailed:
+            return None  # an output PostgreSQL cannot sort by: no verdict
+    if len({frozenset(c.items()) for c in results.values()}) == 1:
+        return None
+    if has_cuts and any(results[(a, p)] != results[(b, p)]
+                        for (a, p) in results for (b, q) in results if p == q and a != b):
+        return "rows tie on the ORDER BY keys at the LIMIT cut"
+    return "a bare column takes its value from one of several rows of a group"
+
+
+def same_multiset(a: Rows, b: Rows) -> bool:
+    """Whether two results hold the same rows the same number of times."""
+    return Counter(map(_hashable, a.rows)) == Counter(map(_hashable, b.rows))
+
+
+def _hashable(row: tuple) -> tuple:
+    return tuple(tuple(v) if isinstance(v, list) else v for v in row)
+
+
+def _function_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Anonymous):
+        return node.name.upper()
+    return ""
+
+
+def _is_now_literal(node: exp.Expr) -> bool:
+    return (isinstance(node, exp.Literal) and node.is_string
+            and node.this.strip().lower() == "now" and isinstance(node.parent, exp.Func))
+
+
+def _cuts(query: exp.Expr) -> bool:
+    return query.args.get("limit") is not None or query.args.get("offset") is not None
+
+
+def _single_row(query: exp.Expr) -> bool:
+    """An aggregate without GROUP BY returns exactly one row: a LIMIT cannot cut it."""
+    if not isinstance(query, exp.Select) or query.args.get("group") is not None:
+        return False
+    return any(agg.find_ancestor(exp.Select) is query and agg.find_ancestor(exp.Window) is None
+               for p in query.expressions for agg in p.find_all(exp.AggFunc))
+
+
+def _width(query: exp.Expr) -> int | None:
+    """The number of output columns, or None when a star hides it."""
+    while isinstance(query, exp.SetOperation):
+        query = query.left
+    if not isinstance(query, exp.Select) or any(p.is_star for p in query.expressions):
+        return None
+    return len(query.expressions)
+
+
+def _reversible(key: exp.Expr, descending: bool) -> exp.Ordered:
+    """A sort key whose two directions are exact reverses, NULLs included."""
+    return exp.Ordered(this=key, desc=descending, nulls_first=not descending)
+
+
+def _tie_break_cuts(tree: exp.Query, order: str) -> exp.Query | None:
+    """A copy whose every LIMIT/OFFSET sorts ties by all output columns, or None if none cut."""
+    copy = tree.copy()
+    found = False
+    for query in list(copy.find_all(exp.Select, exp.SetOperation)):
+        if not _cuts(query) or _single_row(query):
+            continue
+        width = _width(query)
+        if width is None:
+            continue
+        keys = [_reversible(exp.Literal.number(i + 1), order == DESC) for i in range(width)]
+        if order in SCRAMBLED:
+            keys = _scrambled(query, order) or keys
+        current = query.args.get("order") or exp.Order(expressions=[])
+        query.set("order", exp.Order(expressions=[*current.expressions, *keys]))
+        found = True
+    return copy if found else None
+
+
+def _scrambled(query: exp.Expr, salt: str) -> list[exp.Ordered] | None:
+    """A sort key that orders rows by a hash of their output (None where SQL forbids it)."""
+    if not isinstance(query, exp.Select) or query.args.get("distinct") is not None:
+        return None
+    values = [p.unalias().copy() for p in query.expressions]
+    return [_reversible(_hash(values, salt), False)]
+
+
+def _hash(values: list[exp.Expr], salt: str) -> exp.Expr:
+    """MD5 of the text of ROW(values) and a salt: a repeatable pseudo-random order."""
+    row = exp.cast(exp.Anonymous(this="ROW", expressions=values), "text")
+    return exp.func("MD5", exp.DPipe(this=row, expression=exp.Literal.string(salt)))
+
+
+def _tie_break_picks(tree: exp.Query, order: str) -> exp.Query | None:
+    """A copy whose every ``(ARRAY_AGG(v ...))[1]`` pick breaks ties by ``v``, or None."""
+    copy = tree.copy()
+    found = False
+    for agg in list(copy.find_all(exp.ArrayAgg)):
+        bracket = agg.parent.parent if isinstance(agg.parent, exp.Paren) else agg.parent
+        if not isinstance(bracket, exp.Bracket):
+            continue
+        inner = agg.this
+        value = inner.this if isinstance(inner, exp.Order) else inner
+        keys = list(inner.expressions) if isinstance(inner, exp.Order) else []
+        key = _hash([value.copy()], order) if order in SCRAMBLED else value.copy()
+        keys.append(_reversible(key, order == DESC))
+        agg.set("this", exp.Order(this=value.copy(), expressions=keys))
+        found = True
+    return copy if found else None

@@ -1,0 +1,162 @@
+"""SQLite's comparison rules between text and numbers (datatype3.html, section 4.2).
+
+Before comparing, SQLite converts an operand by affinity: a numeric column against text
+reads the text as a number when it looks like one; a text column against a bare number
+compares it as text ('10' > 5 is false). Values of different storage classes never
+equal: every number sorts before every text. PostgreSQL refuses most of these mixes, so
+each comparison is rewritten to the one SQLite performs.
+"""
+
+from sqlglot import exp
+
+from siselect.runtime.catalog import Catalog
+from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, numeric_affinity
+from siselect.sqltext.sqlite_rules.as_text import as_text
+from siselect.sqltext.sqlite_rules.sqlite_type import BOOLEAN, NULL, TEXT, SqliteType, Typer
+from siselect.sqltext.sqlite_rules.template import template
+from siselect.sqltext.sqlite_rules.walk import replace, walk
+
+_NUMERIC_AFFINITY = ("INTEGER", "REAL", "NUMERIC")
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ,
+                exp.NullSafeNEQ)
+# The result of "number OP text" once both are non-null: numbers sort first.
+_NUMBER_VS_TEXT: dict[type, bool] = {exp.EQ: False, exp.NEQ: True, exp.LT: True, exp.LTE: True,
+                   exp.GT: False, exp.GTE: False, exp.NullSafeEQ: False, exp.NullSafeNEQ: True}
+_MIRROR: dict[type, type] = {exp.LT: exp.GT, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.GTE: exp.LTE}
+
+
+def compare_affinity(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
+    """Rewrite comparisons, IN lists and BETWEEN that mix text and numbers."""
+    typer = Typer(catalog)
+    for node in walk(tree, *_COMPARISONS, exp.In, exp.Between):
+        if isinstance(node, exp.In):
+            _in_list(node, typer)
+        elif isinstance(node, exp.Between):
+            tree = _between(node, typer, tree)
+        else:
+            new = compare(type(node), node.this, node.expression, typer)
+            if new is not None:
+                tree = replace(node, new, tree)
+    return tree
+
+
+def _numeric(t: SqliteType) -> bool:
+    return t.numeric
+
+
+def converted(left: exp.Expr, right: exp.Expr, typer: Typer
+              ) -> tuple[exp.Expr, SqliteType, exp.Expr, SqliteType] | None:
+    """Both operands after SQLite's affinity conversions, or None when types are unknown."""
+    tl, tr = typer(left), typer(right)
+    if tl.kind is None or tr.kind is None or NULL in (tl.kind, tr.kind):
+        return None
+    if tl.affinity in _NUMERIC_AFFINITY and tr.affinity in ("TEXT", "BLOB", None):
+        right, tr = _to_numeric(right, tr)
+    elif tr.affinity in _NUMERIC_AFFINITY and tl.affinity in ("TEXT", "BLOB", None):
+        left, tl = _to_numeric(left, tl)
+    elif tl.affinity == "TEXT" and tr.affinity is None:
+        right, tr = _to_text(right, tr)
+    elif tr.affinity == "TEXT" and tl.affinity is None:
+        left, tl = _to_text(left, tl)
+    return left, tl, right, tr
+
+
+def compare(op: type, left: exp.Expr, right: exp.Expr, typer: Typer
+            ) -> exp.Expr | None:
+    """``left op right`` as SQLite evaluates it, or None when it needs no rewrite."""
+    found = converted(left, right, typer)
+    if found is None:
+        return None
+    new_left, tl, new_right, tr = found
+    if tl.kind == BOOLEAN or tr.kind == BOOLEAN:
+        return None  # boolean_context makes them integers
+    if (tl.kind == TEXT) == (tr.kind == TEXT):
+        if new_left is left and new_right is right:
+            return None
+        return op(this=new_left, expression=new_right)
+    if isinstance(new_left, _Dynamic) or isinstance(new_right, _Dynamic):
+        return _dynamic(op, new_left, new_right)
+    if tl.kind == TEXT:
+        op, new_left, new_right = _MIRROR.get(op, op), new_right, new_left
+    return _constant(op, new_left, new_right)
+
+
+class _Dynamic(exp.Paren):
+    """A text operand that SQLite reads as a number only when it looks like one."""
+
+
+def _to_numeric(node: exp.Expr, t: SqliteType) -> tuple[exp.Expr, SqliteType]:
+    if t.kind != TEXT:
+        return node, t
+    if isinstance(node, exp.Literal):
+        number = numeric_affinity(node)
+        return (node, t) if number is None else (number, Typer(None)(number))
+    return _Dynamic(this=node), t
+
+
+def _to_text(node: exp.Expr, t: SqliteType) -> tuple[exp.Expr, SqliteType]:
+    if t.kind == TEXT or t.kind == BOOLEAN:
+        return node, t
+    return as_text(node, t), SqliteType(TEXT)
+
+
+def _dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """Compare as numbers when the text operand looks like one, else by storage class."""
+    text_on_left = isinstance(left, _Dynamic)
+    text = (left if text_on_left else right).this
+    number = right if text_on_left else left
+    as_double = exp.cast(text.copy(), "double precision")
+    numeric = op(this=as_double, expression=number) if text_on_left else op(
+        this=number, expression=as_double)
+    fallback_op = _MIRROR.get(op, op) if text_on_left else op
+    fallback = _constant(fallback_op, number, text)
+    return template(f"CASE WHEN _t ~ '{WHOLE_NUMBER}' THEN _n ELSE _f END",
+                    _t=text, _n=numeric, _f=fallback)
+
+
+def _constant(op: type, number: exp.Expr, text: exp.Expr) -> exp.Expr:
+    """``number op text`` for values of different storage classes."""
+    result = _NUMBER_VS_TEXT[op]
+    if op is exp.NullSafeEQ:
+        return template("(_a IS NULL AND _b IS NULL)", _a=number, _b=text)
+    if op is exp.NullSafeNEQ:
+        return template("NOT (_a IS NULL AND _b IS NULL)", _a=number, _b=text)
+    return template(f"CASE WHEN _a IS NULL OR _b IS NULL THEN NULL ELSE {result} END",
+                    _a=number, _b=text)
+
+
+def _in_list(node: exp.In, typer: Typer) -> None:
+    """``x IN (a, b)``: each value takes the conversion ``x = value`` would apply."""
+    values = node.expressions
+    if not values:
+        return
+    left = node.this
+    kept = []
+    changed = False
+    for value in values:
+        found = converted(left, value, typer)
+        if found is None:
+            kept.append(value)
+            continue
+        _, tl, new_value, tv = found
+        if (tl.kind == TEXT) != (tv.kind == TEXT) and BOOLEAN not in (tl.kind, tv.kind):
+            changed = True  # never equal: drop it
+            continue
+        changed = changed or new_value is not value
+        kept.append(new_value.this if isinstance(new_value, _Dynamic) else new_value)
+    if not changed:
+        return
+    if kept:
+        node.set("expressions", kept)
+    else:
+        node.replace(template("CASE WHEN _x IS NULL THEN NULL ELSE FALSE END", _x=left))
+
+
+def _between(node: exp.Between, typer: Typer, tree: exp.Expr) -> exp.Expr:
+    low = compare(exp.GTE, node.this, node.args["low"], typer)
+    high = compare(exp.LTE, node.this, node.args["high"], typer)
+    if low is None and high is None:
+        return tree
+    low = low or exp.GTE(this=node.this.copy(), expression=node.args["low"])
+    high = high or exp.LTE(this=node.this.copy(), expression=node.args["high"])
+    return replace(node, exp.Paren(this=exp.And(this=low, expression=high)), tree)

@@ -1,0 +1,66 @@
+"""The one interface both witness backends implement, and the registry that picks one.
+
+A backend says what witnesses a query's answer has: :meth:`Backend.witness_query` gives SQL
+returning one ``w bigint[]`` (sorted row ids) per witness, a :class:`Lineage`, or raises
+:class:`Unsupported` with the reason it cannot handle the query; :meth:`Backend.usable`
+says whether it can run on this server at all. What rows one witness holds is that array.
+The search, verification and minimisation consume either backend the same way.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sqlglot import exp
+
+from siselect.runtime.catalog import Catalog
+from siselect.runtime.errors import SiselectError
+from siselect.runtime.executor import Executor, Trusting
+from siselect.runtime.pgcheck import Name
+
+
+class Unsupported(SiselectError):
+    """A backend cannot give the witnesses of this query; the message says why."""
+
+    sqlstate = "0A000"
+
+
+@dataclass
+class Lineage:
+    """SQL returning one row per witness (column ``w bigint[]``), and how exact it is.
+
+    ``keyed_sql``, when given: the same witnesses with a second column ``k bigint``, a key
+    equal for equal witnesses that costs less to compute than ``w`` (see
+    :mod:`siselect.instances.search`).
+    """
+
+    sql: str
+    exact: bool = True
+    notes: list[str] = field(default_factory=list)
+    keyed_sql: str | None = None
+    # What the ProvSQL backend adds: calls of its own helpers, and the query texts those
+    # helpers run (checked like any text siselect sends, see Executor.run).
+    allow: frozenset[Name] = frozenset()
+    inner: tuple[str, ...] = ()
+
+
+def executor_for(executor: Executor, lineages: Sequence[Lineage]) -> Executor:
+    """``executor``, trusting what the witness queries of ``lineages`` add to the text."""
+    allow = frozenset().union(*(lin.allow for lin in lineages))
+    inner = tuple(text for lin in lineages for text in lin.inner)
+    if not allow and not inner:
+        return executor
+    return Trusting(executor, allow, inner)
+
+
+class Backend(Protocol):
+    name: str
+    label: str  # how reasons name it
+
+    def usable(self, executor: Executor) -> str | None:
+        """None when the backend can run here, else why not."""
+        ...
+
+    def witness_query(self, tree: exp.Query, catalog: Catalog) -> Lineage:
+        """The witnesses of ``tree``'s answer; raises :class:`Unsupported`."""
+        ...

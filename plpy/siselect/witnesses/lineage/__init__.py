@@ -1,0 +1,68 @@
+"""Lineage backend: the witnesses of a query's answer, computed by PostgreSQL itself.
+
+A witness of an answer row is a set of base rows, one per base-table occurrence, that
+together produce it; for an aggregate, each input row of a group in the answer is a witness
+of that group. :func:`witness_query` rewrites a query (sqlglot, PostgreSQL dialect) into one
+that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`..runtime.rowids`),
+each with a cheaper key to compare them by, at about the cost of the query itself: ctids ride
+along as extra columns; the answer's own aggregate block returns the rows it groups (see
+:mod:`.groups`); other aggregates gather them with ``array_agg`` in the same pass, an outer
+query unnests them (see :mod:`.rep`).
+
+Exact: joins of every kind, WHERE/HAVING, GROUP BY, DISTINCT, ORDER BY ... LIMIT, CASE,
+derived tables and CTEs (aggregated or not), UNION, positive IN/EXISTS/scalar subqueries
+that are uncorrelated or correlated through equalities (decorrelated into a grouped LEFT
+JOIN), MIN/MAX scalar subqueries (witnessed by the rows reaching the extreme), aggregates
+with FILTER/DISTINCT. Over-approximated, and named in :attr:`Lineage.notes`: negated and
+other subqueries (the rows they read are listed as witnesses of their own), EXCEPT (its right
+side likewise), INTERSECT, OFFSET (the skipped rows are kept), window functions (the row
+itself), two or more aggregated FROM items in one block (their witnesses listed apart rather
+than multiplied, see :mod:`.crossed`).
+"""
+
+from sqlglot import exp
+
+from siselect.runtime.catalog import Catalog
+from siselect.runtime.executor import Executor
+from siselect.witnesses.interface import Lineage
+from siselect.witnesses.lineage.analysis import repeats_rows
+from siselect.witnesses.lineage.context import Context, Env, UnsupportedLineage
+from siselect.witnesses.lineage.query import rewrite_query
+from siselect.witnesses.lineage.rows import witness_rows
+
+
+def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
+    """The witnesses of ``tree``'s answer on the database ``catalog`` describes.
+
+    Raises :class:`UnsupportedLineage` for queries it cannot rewrite (recursive CTEs, ...).
+    """
+    ctx = Context(catalog, rewrite=rewrite_query)
+    ctx.may_repeat = repeats_rows(tree)
+    rewritten = rewrite_query(tree, Env(ctx), top=True)
+    parts = [witness_rows(rewritten, ctx), *ctx.extras]
+    with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
+    if len(parts) == 1 and not ctx.may_repeat:
+        # Different rows give different witnesses here: no need to deduplicate.
+        keyed = f"{with_}{parts[0]}"
+    else:
+        union = " UNION ALL ".join(f"({p})" for p in parts)
+        keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"
+    # The key is not computed where not read (the subquery is pulled up, or its column
+    # dropped, by the planner).
+    return Lineage(f"SELECT w FROM ({keyed}) AS __w", ctx.exact, ctx.notes, keyed_sql=keyed)
+
+
+class LineageBackend:
+    """The built-in backend: runs anywhere PostgreSQL runs."""
+
+    name = "lineage"
+    label = "lineage"
+
+    def usable(self, executor: Executor) -> str | None:
+        return None
+
+    def witness_query(self, tree: exp.Query, catalog: Catalog) -> Lineage:
+        return witness_query(tree, catalog)
+
+
+__all__ = ["Lineage", "LineageBackend", "UnsupportedLineage", "witness_query"]

@@ -1,0 +1,114 @@
+"""The answer's own aggregate block: its witnesses without gathering them group by group.
+
+The witnesses of a group in the answer (of GROUP BY, aggregates or DISTINCT) are the rows
+it groups. In a derived table or a CTE, each group's witnesses travel with it
+(``array_agg``, then ``unnest`` where used, see :mod:`.rep`). The block that makes the
+answer can do without that, by :func:`shape`:
+
+- "rows": every group it forms is an answer row (no HAVING, LIMIT/OFFSET, DISTINCT ON,
+  grouping sets): its witnesses are all the rows it groups, one witness each;
+- "survivors": it drops groups (HAVING, ORDER BY ... LIMIT, DISTINCT ON): the rows whose
+  group key is the key of a group the query answers, found by running the query again
+  with that key as one more column and a semi-join on it (:func:`survivors_filter`; an
+  OFFSET is absorbed into the LIMIT first, as for any answer);
+- "groups": otherwise (grouping sets; a DISTINCT over aggregates that drops groups, whose
+  key is no per-row value; keys that cannot be recomputed on each row alone), gathered per
+  group like any other block.
+
+On a million rows the first two cost about a join, and a join plus the query, where
+gathering costs about twice the query and then spreading out (bench/lineage_speed.py).
+"""
+
+from sqlglot import exp
+
+from siselect.witnesses.lineage.analysis import (
+    Source,
+    grouping,
+    is_aggregate_call,
+    is_aggregated,
+    is_query,
+    pg_column_name,
+    resolves,
+)
+from siselect.witnesses.lineage.rep import Names, parse_expr, sql
+
+# Functions whose value changes between two evaluations: a key recomputed row by row
+# would not be the key the query grouped by.
+_VOLATILE = {"random", "clock_timestamp", "timeofday", "gen_random_uuid", "nextval",
+             "setseed", "statement_timestamp", "txid_current"}
+
+
+def shape(select: exp.Select) -> str:
+    """How the answer's top SELECT is witnessed: "rows", "survivors" or "groups"."""
+    distinct = select.args.get("distinct")
+    plain_distinct = distinct is not None and distinct.args.get("on") is None
+    aggregated = is_aggregated(select)
+    if not (aggregated or plain_distinct) or grouping(select) == "sets":
+        return "groups"
+    drops = (distinct is not None and not plain_distinct) or any(
+        select.args.get(k) for k in ("having", "limit", "offset"))
+    if not drops:
+        return "rows"
+    if plain_distinct and aggregated:
+        return "groups"
+    if select.args.get("order") is None and not select.args.get("having"):
+        # Which groups a bare LIMIT or DISTINCT ON keeps is up to the plan: the query's
+        # own pass that gathers them keeps the answer's more surely than a second run.
+        return "groups"
+    return "survivors" if not aggregated or grouping(select) == "keys" else "groups"
+
+
+def answer_keys(select: exp.Select, sources: list[Source]) -> list[exp.Expr] | None:
+    """What tells an original SELECT's groups apart, computed on each row: its GROUP BY
+    expressions (positions and output names replaced by what they stand for), or for a
+    DISTINCT without grouping its outputs; None when one cannot be computed so."""
+    group = select.args.get("group")
+    if group is None:
+        keys = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
+        if any(isinstance(k, exp.Star) or (isinstance(k, exp.Column)
+                                           and isinstance(k.this, exp.Star)) for k in keys):
+            return None
+        return [k.copy() for k in keys] if all(_per_row(k) for k in keys) else None
+    outputs = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
+    keys = []
+    for item in group.expressions:
+        key = item
+        if isinstance(item, exp.Literal) and item.is_int:
+            position = int(item.this)
+            if any(isinstance(p, exp.Star) for p in select.expressions) \
+                    or not 1 <= position <= len(select.expressions):
+                return None
+            key = select.expressions[position - 1]
+            key = key.this if isinstance(key, exp.Alias) else key
+        elif isinstance(item, exp.Column) and not item.table \
+                and item.name.lower() in outputs and not resolves(item, sources):
+            key = outputs[item.name.lower()]  # an output name, PostgreSQL's last resort
+        if not _per_row(key):
+            return None
+        keys.append(key.copy())
+    return keys
+
+
+def _per_row(key: exp.Expr) -> bool:
+    for node in key.walk():
+        if is_query(node) or is_aggregate_call(node) or isinstance(node, (exp.Window, exp.Rand)):
+            return False
+        if isinstance(node, exp.Func) and pg_column_name(node) in _VOLATILE:
+            return False
+    return True
+
+
+def survivors_filter(original: exp.Select, keys: list[exp.Expr], names: Names) -> exp.Expr:
+    """A condition on a grouped row: its group is among those ``original`` answers.
+
+    Record comparison (not a row constructor's) finds NULL equal to NULL, as grouping does,
+    and hashes.
+    """
+    keyed = original.copy()
+    key, answered, found = names.fresh("key"), names.fresh("a"), names.fresh("g")
+    row = f"ROW({', '.join(sql(k) for k in keys)})"
+    keyed.append("expressions", parse_expr(f"{row} AS {key}"))
+    # Only the key column is in scope around the semi-join: the row's key expressions,
+    # unqualified as the user wrote them, must not meet the answer's own columns.
+    answers = f"SELECT {answered}.{key} FROM ({sql(keyed)}) AS {answered}"
+    return parse_expr(f"EXISTS (SELECT 1 FROM ({answers}) AS {found} WHERE {found}.{key} = {row})")
