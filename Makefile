@@ -17,7 +17,9 @@ DATA        = extension/siselect.control
 # run the same SQL.
 CHAIN       = sql/siselect--0.1.0.sql sql/siselect--0.1.0--0.2.0.sql
 DATA_built  = $(patsubst sql/%,build/%,$(CHAIN)) build/siselect--$(EXTVERSION).sql
-EXTRA_CLEAN = build
+EXTRA_CLEAN = build results regression.diffs regression.out
+# pg_regress (make installcheck): sql/regress_*.sql against expected/regress_*.out.
+REGRESS     = $(patsubst sql/%.sql,%,$(wildcard sql/regress_*.sql))
 include tap.mk
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)

@@ -31,4 +31,8 @@ psql "${psql_base[@]}" -d postgres -qAt -c "DROP DATABASE IF EXISTS siselect_tap
 psql "${psql_base[@]}" -d siselect_tap -qAt -c "CREATE EXTENSION pgtap" \
      -c "CREATE EXTENSION siselect CASCADE" >/dev/null
 pg_prove "${psql_base[@]}" -d siselect_tap tests/pgtap/*.sql || status=$?
+
+# pg_regress, PGXS's own convention: sql/regress_*.sql against expected/.
+PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres make --no-print-directory installcheck \
+    || { status=$?; cat regression.diffs 2>/dev/null | head -100; }
 exit $status

@@ -71,6 +71,8 @@ AS $$
 return call(plpy, "0.2.0", "materialize", instance=instance, schema=schema,
             search_path=search_path)
 $$;
+COMMENT ON FUNCTION siselect.materialize(jsonb, text, text) IS
+  'Writes an instance into a new schema (siselect_instance_<hex> unless one is named, which must not exist) and returns its name; the caller drops it';
 
 CREATE OR REPLACE FUNCTION siselect.tournament(
     candidates text[], question text,
