@@ -135,3 +135,18 @@ def test_sql_json_last_line(dsn, superhero, capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert json.loads(out[-1])["rows"] == [["No Colour"], ["Amber"]]
+
+
+def test_the_embedded_server_preloads_provsql_where_it_is_installed(monkeypatch, tmp_path):
+    from siselect.client import embedded
+    from siselect.runtime.errors import ConfigError
+
+    monkeypatch.setenv("SISELECT_HOME", str(tmp_path))
+    installed = embedded.provsql_library() is not None
+    assert ("shared_preload_libraries" in embedded.cluster().settings) == installed
+    assert embedded.cluster(False).settings == {}
+    if installed:
+        assert embedded.cluster(True).settings == {"shared_preload_libraries": "provsql"}
+    else:
+        with pytest.raises(ConfigError, match="ProvSQL is not installed"):
+            embedded.cluster(True)

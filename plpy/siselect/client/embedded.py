@@ -248,8 +248,26 @@ class Cluster:
         return True
 
 
-def cluster() -> Cluster:
-    return Cluster(_home())
+def provsql_library() -> Path | None:
+    """ProvSQL's server library where it is installed for these binaries, else None."""
+    pg_config = pg_bindir() / "pg_config"
+    if not pg_config.exists():
+        return None
+    found = subprocess.run([str(pg_config), "--pkglibdir"], capture_output=True, text=True)
+    library = Path(found.stdout.strip()) / "provsql.so"
+    return library if found.returncode == 0 and library.exists() else None
+
+
+def cluster(provsql: bool | None = None) -> Cluster:
+    """The embedded cluster. It preloads ProvSQL where ProvSQL is installed (``provsql``
+    None), so that ``backend => 'auto'`` finds it without configuration; True requires it,
+    False leaves it out. The setting applies when the cluster starts."""
+    if provsql is None:
+        provsql = provsql_library() is not None
+    elif provsql and provsql_library() is None:
+        raise ConfigError("ProvSQL is not installed for this PostgreSQL (no provsql.so in "
+                          "pg_config --pkglibdir): build and install it, or drop --provsql")
+    return Cluster(_home(), {"shared_preload_libraries": "provsql"} if provsql else {})
 
 
 def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:

@@ -12,18 +12,22 @@ def add_parser(sub) -> None:
     p.add_argument("--admin", action="store_true",
                    help="print the superuser's DSN (loading, administration) instead of the "
                    "runner role's, which candidates run as")
+    p.add_argument("--provsql", action=argparse.BooleanOptionalAction, default=None,
+                   help="preload ProvSQL at start (default: where it is installed)")
 
 
 def run(args: argparse.Namespace) -> int:
     from siselect.client.embedded import cluster, ensure_database
 
-    local = cluster()
+    local = cluster(args.provsql if args.action == "start" else False)
 
     def dsn() -> str:  # names the passfile; no password in it
         return local.dsn() if args.admin else local.runner_dsn()
 
     if args.action == "start":
-        info("started" if local.start() else "already running")
+        preload = local.settings.get("shared_preload_libraries")
+        info(("started" if local.start() else "already running")
+             + (f" (preloading {preload})" if preload else ""))
         info(f"data directory: {local.datadir}; passwords: {local.passfile}")
         ensure_database(local)
         print(dsn())
