@@ -80,11 +80,6 @@ def check(run: Run, tree: exp.Query) -> str | None:
     return "a bare column takes its value from one of several rows of a group"
 
 
-def same_multiset(a: Rows, b: Rows) -> bool:
-    """Whether two results hold the same rows the same number of times."""
-    return Counter(map(_hashable, a.rows)) == Counter(map(_hashable, b.rows))
-
-
 def _hashable(row: tuple) -> tuple:
     return tuple(tuple(v) if isinstance(v, list) else v for v in row)
 

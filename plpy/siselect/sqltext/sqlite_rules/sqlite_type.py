@@ -277,8 +277,3 @@ def _cte(node: exp.Expr, name: str) -> exp.CTE | None:
                     return cte
         scope = scope.parent
     return None
-
-
-def sqlite_type(node: exp.Expr, catalog: Catalog | None) -> SqliteType:
-    """The SQLite storage class and affinity of ``node`` (see :class:`SqliteType`)."""
-    return Typer(catalog).type_of(node)
