@@ -62,9 +62,17 @@ test:
 	$(MAKE) install
 	bash scripts/test.sh
 
+# Synthetic BIRD databases, siselect bench per database, compared with
+# bench/yardstick-baseline.json (tens of minutes; not part of make test).
+yardstick:
+	bash scripts/deps.sh
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[yardstick]"
+	$(MAKE) install
+	cd bench && $(PYTHON) -m yardstick.run --calibrate --limit 15
+
 demo:
 	bash scripts/deps.sh
 	$(MAKE) install
 	bash scripts/demo.sh
 
-.PHONY: install-python deps test demo
+.PHONY: install-python deps test demo yardstick

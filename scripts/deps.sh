@@ -20,7 +20,7 @@ if ((${#missing[@]})); then
 fi
 
 python="${PYTHON:-python3}"
-if ! { "$python" -c "import siselect, pglast, psycopg, pytest_postgresql, matplotlib, jinja2, ruff, mypy, hypothesis, playwright, jsonschema, importlinter" 2>/dev/null \
+if ! { "$python" -c "import siselect, pglast, psycopg, pytest_postgresql, matplotlib, jinja2, ruff, mypy, hypothesis, playwright, jsonschema, importlinter, faker" 2>/dev/null \
        && command -v hadolint >/dev/null; } \
    || [[ "$("$python" -c 'import siselect,os;print(os.path.realpath(siselect.__file__))')" != "$here"/* ]]; then
   echo "deps: installing the siselect client and test tools for $python" >&2
