@@ -20,6 +20,7 @@ import psycopg  # noqa: E402
 
 from common import SUPERHERO, parser, summary, superhero_tasks  # noqa: E402
 from separation import pairs_of  # noqa: E402
+from siselect.client.bench.metrics import separation_rate  # noqa: E402
 from siselect.client.embedded import Cluster  # noqa: E402
 from siselect.client.loader import load  # noqa: E402
 from siselect.client.pgexec import PsycopgExecutor, connect  # noqa: E402
@@ -81,11 +82,11 @@ def report(results: dict[str, list[dict]], max_rows: int) -> None:
     for backend in BACKENDS:
         rows = results[backend]
         statuses = Counter(r["status"] for r in rows)
-        differing = statuses["separated"] + statuses["failed"]
         sizes = [r["rows"] for r in rows if r["status"] == "separated"]
         print(f"\nbackend {backend}: statuses {dict(statuses)}")
-        rate = statuses["separated"] / differing if differing else float("nan")
-        print(f"  separation rate {rate:.1%} of {differing} differing pairs "
+        rate = separation_rate(r["status"] for r in rows)
+        rate = float("nan") if rate is None else rate
+        print(f"  separation rate {rate:.1%} of {len(rows)} pairs "
               f"(at most {max_rows} rows)")
         s = summary(sizes)
         print(f"  instance rows: median {s['median']}, p95 {s['p95']}, max {s['max']}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-from siselect.client.bench.summary import spread
+from siselect.client.bench.metrics import spread
 from siselect.client.loader import load
 from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect

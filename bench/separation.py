@@ -12,6 +12,7 @@ from collections import Counter
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from common import parser, summary, superhero_executor, superhero_tasks  # noqa: E402
+from siselect.client.bench.metrics import separation_rate  # noqa: E402
 from siselect.instances.pair import Pair  # noqa: E402
 from siselect.instances.separate import Options, separate, separate_pair  # noqa: E402
 from siselect.runtime.catalog import load_catalog  # noqa: E402
@@ -50,11 +51,11 @@ def run_strategy(executor, catalog, pairs, strategy: str, max_rows: int) -> dict
             failures.append((a.sql, b.sql, result.get("reason")))
         seconds.append(elapsed)
         ratios.append(elapsed / plain if plain > 0 else float("nan"))
-    differing = statuses["separated"] + statuses["failed"]
+    rate = separation_rate(statuses.elements())
     return {
         "statuses": dict(statuses),
-        "differing": differing,
-        "rate": statuses["separated"] / differing if differing else float("nan"),
+        "pairs": len(pairs),
+        "rate": float("nan") if rate is None else rate,
         "sizes": summary(sizes),
         "seconds": summary(seconds),
         "ratio": summary(ratios),
@@ -138,7 +139,7 @@ def main() -> None:
         stats = run_strategy(executor, catalog, pairs, strategy, args.max_rows)
         print(f"\nstrategy {strategy}: statuses {stats['statuses']}")
         print(
-            f"  separation rate {stats['rate']:.1%} of {stats['differing']} differing pairs "
+            f"  separation rate {stats['rate']:.1%} of {stats['pairs']} pairs "
             f"(instances of at most {args.max_rows} rows)"
         )
         s = stats["sizes"]

@@ -22,6 +22,7 @@ from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, SiselectError
 from siselect.runtime.executor import Executor, Rows
+from siselect.runtime.results import SeparationResult, serialise
 from siselect.sqltext import nondeterminism
 from siselect.sqltext.transpile import to_tree
 from siselect.witnesses import BACKENDS, Lineage, executor_for
@@ -258,7 +259,7 @@ def _finish(
     result["tries"] = pair.tests
     result["timings"] = {k: round(v, 6) for k, v in pair.timer.seconds.items()}
     result["timings"]["total"] = round(time.perf_counter() - started, 6)
-    return result
+    return serialise(SeparationResult, result)
 
 
 def options_from(**kwargs: Any) -> Options:

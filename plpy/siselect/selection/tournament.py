@@ -20,6 +20,7 @@ from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, answer_key, mat
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import Cancelled, InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
+from siselect.runtime.results import Duel, TournamentResult, serialise
 from siselect.selection.judges import Judge, JudgeContext
 from siselect.sqltext.transpile import to_tree
 
@@ -174,7 +175,7 @@ def _score(ga: Group, gb: Group, record: dict[str, Any], sep: dict[str, Any]) ->
     gb.score += points[1]
     record["timings"] = sep.get("timings", {})
     record["tries"] = sep.get("tries", 0)
-    return record
+    return serialise(Duel, record)
 
 
 def winner(groups: list[Group]) -> tuple[Group, str]:
@@ -264,4 +265,4 @@ def _timed(result: dict[str, Any], started: float, execution: float) -> dict[str
         "execution": round(execution, 6),
         "total": round(time.perf_counter() - started, 6),
     }
-    return result
+    return serialise(TournamentResult, result)

@@ -6,35 +6,18 @@ any number of workers and after an interrupted run is resumed. Fields that measu
 same inputs, options and seed.
 """
 
-import math
-import statistics
 from collections import Counter
-from collections.abc import Iterable
 from typing import Any
 
+from siselect.client.bench import metrics
 from siselect.client.bench.inputs import sort_key
+from siselect.client.bench.metrics import spread
+from siselect.client.bench.record import BenchSummary
+from siselect.runtime.results import serialise
 
 #: Summary fields that are measured times (vary between runs of the same inputs).
 TIMING_FIELDS = ("pair_seconds", "task_seconds", "elapsed_seconds")
 STAGES = ("transpiled", "executed", "lineage")
-
-
-def quantile(values: list[float], q: float) -> float | None:
-    """The q-quantile by linear interpolation; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def spread(values: list[float], keys: Iterable[str] = ("median", "p95", "max")) -> dict:
-    """Median, 95th percentile and maximum (None each when there are no values)."""
-    figures = {"median": statistics.median(values) if values else None,
-               "p95": quantile(values, 0.95), "max": max(values) if values else None}
-    return {k: figures[k] for k in keys}
 
 
 def _rounded(value: float | None, places: int = 6) -> float | None:
@@ -42,10 +25,10 @@ def _rounded(value: float | None, places: int = 6) -> float | None:
 
 
 def _accuracy(scored: list[dict[str, Any]], methods: list[str]) -> tuple[dict, dict]:
-    correct = {m: sum(bool(r["hits"].get(m)) for r in scored) for m in methods}
-    correct["upper_bound"] = sum(bool(r["upper_bound"]) for r in scored)
-    n = len(scored)
-    return {m: _rounded(c / n) if n else None for m, c in correct.items()}, correct
+    hits = {m: [bool(r["hits"].get(m)) for r in scored] for m in methods}
+    hits["upper_bound"] = [bool(r["upper_bound"]) for r in scored]
+    return ({m: metrics.accuracy(h, 6) for m, h in hits.items()},
+            {m: sum(h) for m, h in hits.items()})
 
 
 def _methods(records: list[dict[str, Any]], baselines: list[str]) -> list[str]:
@@ -71,7 +54,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
                                     "backend", "with_references")},
         "coverage": {s: sum(bool(r["coverage"][s]) for r in scored) for s in STAGES},
         "pairs": len(duels), "separated": len(separated),
-        "separation_rate": _rounded(len(separated) / len(duels)) if duels else None,
+        "separation_rate": metrics.separation_rate([d["separation"] for d in duels], 6),
         "separation_status": dict(sorted(Counter(str(d["separation"]) for d in duels).items())),
         "instance_rows": spread([d["rows"] for d in separated]),
         "accuracy": accuracy, "correct": correct,
@@ -84,7 +67,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "task_seconds": {k: _rounded(v) for k, v in spread(task_times, ("median", "p95")).items()},
         "elapsed_seconds": _rounded(elapsed, 3),
     }
-    return summary
+    return serialise(BenchSummary, summary)
 
 
 def _call_totals(scored: list[dict[str, Any]]) -> dict[str, int]:

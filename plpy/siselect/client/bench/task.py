@@ -24,12 +24,14 @@ from siselect.client.bench.baselines import (
     pairwise_selection,
 )
 from siselect.client.bench.inputs import Task
+from siselect.client.bench.record import BenchRecord
 from siselect.instances.pair import run_capped
 from siselect.instances.separate import Options
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
 from siselect.runtime.redact import redact_url
+from siselect.runtime.results import serialise
 from siselect.selection.judges import Judge, NoisyJudge, make_judge
 from siselect.selection.report import markdown_report
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
@@ -200,7 +202,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         gold_rows = run_capped(executor, gold).rows
     except SiselectError as exc:
         record.update(status="gold_failed", gold_error=_error(exc), timings=clock.done())
-        return Outcome(record, task_report(task, record, None))
+        return Outcome(serialise(BenchRecord, record), task_report(task, record, None))
     clock.lap("gold")
     entries = prepare(executor, catalog, task.candidates, DIALECT)
     contenders = _contenders(entries)
@@ -221,7 +223,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         baseline_calls={m: r["calls"] for m, r in llm_runs.items()},
         baseline_runs=llm_runs)
     record["timings"] = clock.done()
-    return Outcome(record, task_report(task, record, result))
+    return Outcome(serialise(BenchRecord, record), task_report(task, record, result))
 
 
 def _candidates_text(task: Task, record: dict[str, Any]) -> list[str]:

@@ -1,0 +1,128 @@
+"""The benchmark's results as types: one line of results.jsonl and summary.json.
+
+Part of the result contract of :mod:`siselect.runtime.results` (serialised there, by
+:func:`~siselect.runtime.results.serialise`); client-only, as the benchmark is.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from siselect.runtime.results import Maybe, doc, version_field
+
+QuestionId = int | str
+
+
+@dataclass(kw_only=True)
+class ErrorRecord:
+    """An error with its SQLSTATE."""
+
+    message: str = doc("the error")
+    sqlstate: str = doc("its SQLSTATE (XX000 when not siselect's own)")
+
+
+@dataclass(kw_only=True)
+class Coverage:
+    """How far every candidate of a task got."""
+
+    transpiled: bool = doc("every candidate transpiled to PostgreSQL")
+    executed: bool = doc("every candidate ran on D")
+    lineage: bool = doc("executed, and no duel's separation failed with an error")
+
+
+@dataclass(kw_only=True)
+class BenchDropped:
+    """A candidate that took no part, and where it failed."""
+
+    index: int = doc("input index of the candidate")
+    stage: Literal["transpile", "execute"] = doc("where it failed")
+    message: str = doc("the error")
+    sqlstate: str = doc("its SQLSTATE")
+
+
+@dataclass(kw_only=True)
+class BenchDuel:
+    """A tournament duel in brief."""
+
+    a: int = doc("input index of A's representative")
+    b: int = doc("input index of B's representative")
+    separation: str | None = doc("the separation's status (see the duel's contract)")
+    rows: int | None = doc("rows of the separating instance, if any")
+    verdict: Literal["a", "b", "draw"] = doc("a, b or draw")
+    seconds: float | None = doc("seconds the duel's separation took")
+    reason: Maybe[str | None] = doc("why not separated (only when not)", absent=True)
+
+
+@dataclass(kw_only=True)
+class BenchRecord:
+    """One benchmark task: gold, candidates, each method's choice and whether it is right."""
+
+    question_id: QuestionId = doc("the task's id in the tasks file")
+    db_id: str = doc("its database")
+    difficulty: str | None = doc("BIRD's difficulty label, if given")
+    candidates: int = doc("number of candidates")
+    status: Literal["ok", "gold_failed"] = doc("ok, or gold_failed (the task is not scored)")
+    gold_error: Maybe[ErrorRecord] = doc("why the gold query failed", absent=True)
+    gold_rows: Maybe[int] = doc("rows of the gold answer on D", absent=True)
+    groups: Maybe[list[int]] = doc("size of each answer group, in input order", absent=True)
+    coverage: Maybe[Coverage] = doc("how far every candidate got", absent=True)
+    dropped: Maybe[list[BenchDropped]] = doc("candidates that failed", absent=True)
+    correct: Maybe[list[int]] = doc("candidates whose answer equals gold (BIRD's rule)",
+                                    absent=True)
+    upper_bound: Maybe[bool] = doc("some candidate is correct", absent=True)
+    choices: Maybe[dict[str, int | None]] = doc("candidate each method chose (null: none)",
+                                                absent=True)
+    hits: Maybe[dict[str, bool]] = doc("whether each method's choice is correct", absent=True)
+    decided_by: Maybe[str | None] = doc("what decided the tournament (null if it failed)",
+                                        absent=True)
+    tournament_error: Maybe[ErrorRecord | None] = doc("why the tournament failed, if it did",
+                                                      absent=True)
+    duels: Maybe[list[BenchDuel]] = doc("the tournament's duels in brief", absent=True)
+    judge_calls: Maybe[int] = doc("LLM requests of the tournament's judge", absent=True)
+    baseline_calls: Maybe[dict[str, int]] = doc("LLM requests by LLM baseline", absent=True)
+    baseline_runs: Maybe[dict[str, dict[str, Any]]] = doc("each LLM baseline's runs",
+                                                         absent=True)
+    timings: dict[str, float] = doc("seconds by step (gold, candidates, ...) and task")
+    # Absent from lines written before 0.2.0, which a resumed run keeps as they are.
+    schema_version: str = doc("version of this result contract (siselect's schema)",
+                              absent=True)
+
+
+@dataclass(kw_only=True)
+class Spread:
+    """Median, 95th percentile and maximum; null when there are no values."""
+
+    median: float | None = doc("median")
+    p95: float | None = doc("95th percentile, linearly interpolated")
+    max: Maybe[float | None] = doc("maximum", absent=True)
+
+
+@dataclass(kw_only=True)
+class BenchSummary:
+    """The figures of a benchmark run, computed from its records alone."""
+
+    tasks: int = doc("tasks run")
+    scored: int = doc("tasks whose gold ran (the accuracy's denominator)")
+    gold_failed: list[QuestionId] = doc("tasks whose gold query failed")
+    tournament_errors: list[QuestionId] = doc("scored tasks whose tournament failed")
+    label: str | None = doc("the run's label")
+    judge: str | None = doc("the tournament's judge")
+    judge_noise: float | None = doc("share of the judge's answers replaced by a wrong one")
+    seed: int | None = doc("the run's seed")
+    strategy: str | None = doc("separation strategy")
+    backend: str | None = doc("witness backend asked for")
+    with_references: bool | None = doc("instances include referenced rows")
+    coverage: dict[str, int] = doc("scored tasks by how far every candidate got")
+    pairs: int = doc("duels over all scored tasks")
+    separated: int = doc("duels with a separating instance")
+    separation_rate: float | None = doc("separated / pairs (metrics.separation_rate)")
+    separation_status: dict[str, int] = doc("duels by separation status")
+    instance_rows: Spread = doc("rows of the separating instances")
+    accuracy: dict[str, float | None] = doc("share of scored tasks each method got right")
+    correct: dict[str, int] = doc("scored tasks each method got right")
+    decided_by: dict[str, int] = doc("scored tasks by what decided the tournament")
+    judge_calls: int = doc("LLM requests of the tournament's judge")
+    baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
+    pair_seconds: Spread = doc("seconds per duel (median, p95)")
+    task_seconds: Spread = doc("seconds per task (median, p95)")
+    elapsed_seconds: float | None = doc("seconds the whole run took")
+    schema_version: str = version_field()
