@@ -123,3 +123,19 @@ def names_allowed(dsn: str, *names: tuple[str, str], why: str):
             for schema, name in names:
                 conn.execute("DELETE FROM siselect.allowed_names "
                              "WHERE schema_name = %s AND name = %s", (schema, name))
+
+
+SCHEMAS = ROOT / "docs" / "schema"
+
+
+def schema_valid(kind: str, result):
+    """``result`` checked against the committed docs/schema/<kind>.schema.json (the
+    published contract, not the types it is generated from); returned unchanged."""
+    import json
+
+    import jsonschema
+
+    schema = json.loads((SCHEMAS / f"{kind}.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(result, default=str)))
+    return result

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, SHARED, SUPERHERO
+from conftest import FIXTURES, SHARED, SUPERHERO, schema_valid
 from siselect.client.cli import main
 
 GOLDEN = FIXTURES / "golden"
@@ -70,7 +70,10 @@ def contained(golden, got, path="result") -> list[str]:
     return [] if golden == got else [f"{path}: {golden!r} became {got!r}"]
 
 
-def check(name: str, result) -> None:
+def check(name: str, kind: str, result) -> None:
+    """``result`` holds what was recorded, and is valid under its kind's JSON Schema."""
+    for one in result if isinstance(result, list) else [result]:
+        schema_valid(kind, one)
     path = GOLDEN / f"{name}.json"
     result = stable(result)
     if RECORD:
@@ -88,7 +91,7 @@ def test_separate_in_sql(conn, superhero, index):
     q1, q2 = PAIRS[index]
     result = conn.execute("SELECT siselect.separate(%s, %s, seed => 7, search_path => %s)",
                           (q1, q2, superhero)).fetchone()[0]
-    check(f"separate_{index}", result)
+    check(f"separate_{index}", "separation", result)
 
 
 def test_tournament_in_sql(conn, superhero):
@@ -97,7 +100,7 @@ def test_tournament_in_sql(conn, superhero):
         " search_path => %s)",
         (TOURNAMENT["candidates"], TOURNAMENT["question"], TOURNAMENT["reference"], superhero),
     ).fetchone()[0]
-    check("tournament", result)
+    check("tournament", "tournament", result)
 
 
 def test_bench(dsn, tmp_path, capsys):
@@ -114,8 +117,8 @@ def test_bench(dsn, tmp_path, capsys):
                  "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    check("bench_summary", summary)
-    check("bench_results", sorted(records, key=lambda r: r["question_id"]))
+    check("bench_summary", "bench_summary", summary)
+    check("bench_results", "bench_record", sorted(records, key=lambda r: r["question_id"]))
 
 
 def test_golden_files_exist():

@@ -2,8 +2,10 @@
 
 import pytest
 
+from conftest import schema_valid
+from siselect.instances import separate as separation
 from siselect.instances.pair import Pair
-from siselect.instances.separate import Options, separate
+from siselect.instances.separate import Options
 from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import load_catalog
 from siselect.runtime.errors import NotASelect, QueryFailed
@@ -19,6 +21,11 @@ MARVEL_ANY = (
     "SELECT s.superhero_name FROM superhero s JOIN publisher p ON p.id = s.publisher_id "
     "WHERE s.height_cm > 210"
 )
+
+
+def separate(*args, **kwargs):
+    """Every separation these tests make, checked against the published JSON Schema."""
+    return schema_valid("separation", separation.separate(*args, **kwargs))
 
 
 def rows_of(result) -> list[tuple[str, list]]:

@@ -2,12 +2,13 @@
 
 import pytest
 
+from conftest import schema_valid
 from siselect.instances.separate import Options
 from siselect.runtime.catalog import load_catalog
 from siselect.runtime.errors import InvalidInput
+from siselect.selection import tournament
 from siselect.selection.judges import NoJudge, ReferenceJudge
 from siselect.selection.report import markdown_report
-from siselect.selection.tournament import run_tournament
 from siselect.sqltext.transpile import to_tree
 
 QUESTION = "How many superheroes are taller than 200 cm?"
@@ -15,6 +16,11 @@ RIGHT = "SELECT COUNT(*) FROM superhero WHERE height_cm > 200"
 WRONG_BOUNDARY = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 198"
 WRONG_ALL = "SELECT COUNT(*) FROM superhero"
 CANDIDATES = [WRONG_BOUNDARY, RIGHT, WRONG_ALL, RIGHT.replace("200", "200.0")]
+
+
+def run_tournament(*args, **kwargs):
+    """Every tournament these tests run, checked against the published JSON Schema."""
+    return schema_valid("tournament", tournament.run_tournament(*args, **kwargs))
 
 
 def reference(executor):
