@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import ChatServer
-from conftest import SHARED, SUPERHERO, names_allowed
+from conftest import SHARED, SUPERHERO, names_allowed, schema_valid
 from siselect.client.bench.summary import comparable
 from siselect.client.cli import main
 from siselect.client.progress import Progress
@@ -66,13 +66,16 @@ def bench_args(data: dict[str, Path], dsn: str, out: Path, *extra: str) -> list[
 
 
 def run_bench(capsys, *args: str) -> dict:
-    """Run the command in-process; returns the JSON summary it printed last."""
+    """Run the command in-process; returns the JSON summary it printed last (checked
+    against the published JSON Schema, as every record :func:`records` reads)."""
     assert main([*args, "--json"]) == 0, capsys.readouterr().err
-    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    return schema_valid("bench_summary",
+                        json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
 
 
 def records(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return [schema_valid("bench_record", json.loads(line))
+            for line in (out / "results.jsonl").read_text().splitlines()]
 
 
 def without_timings(rows: list[dict]) -> list[dict]:
@@ -87,7 +90,7 @@ def first(data, dsn, superhero) -> tuple[dict, Path]:
     """One uninterrupted run on two workers, shared by several tests."""
     out = data["root"] / "first"
     assert main([*bench_args(data, dsn, out, "--workers", "2"), "--json"]) == 0
-    return json.loads((out / "summary.json").read_text()), out
+    return schema_valid("bench_summary", json.loads((out / "summary.json").read_text())), out
 
 
 def sqlite_rows(sql: str) -> set:
