@@ -29,14 +29,81 @@ def resolve_dsn(args: argparse.Namespace, runner: bool = False) -> str:
 
 def connect_db(args: argparse.Namespace, runner: bool = True):
     """The connection a command works on: candidates run as the runner role (see
-    ``runner_role``); ``runner=False`` for loading and administration."""
+    ``runner_role``); ``runner=False`` for loading and administration. A ``--db`` that
+    names no schema this role may use is refused, listing the loaded ones."""
     from siselect.client.pgexec import connect
 
-    return connect(
+    conn = connect(
         resolve_dsn(args, runner),
         getattr(args, "db", None),
         getattr(args, "statement_timeout", None),
     )
+    try:
+        if getattr(args, "db", None):
+            require_database(conn, args.db)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def require_database(conn, name: str) -> None:
+    """Without this an unknown name is only a search_path entry PostgreSQL skips: every
+    candidate then fails on "relation does not exist", and ``SELECT 1`` wins."""
+    from siselect.client.runner_role import loaded_schemas
+    from siselect.runtime.errors import InvalidInput
+
+    found = conn.execute(
+        "SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace "
+        "WHERE nspname = %s", (name,),
+    ).fetchone()
+    if found is not None and found[0]:
+        return
+    loaded = sorted(loaded_schemas(conn))
+    listed = ", ".join(loaded) if loaded else "none (siselect load FILE.sqlite)"
+    problem = "no database" if found is None else "you may not use the database"
+    raise InvalidInput(f"{problem} {name!r}; loaded databases: {listed}", "3F000")
+
+
+def candidates_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--candidates-file", metavar="FILE",
+        help="read candidates from FILE (- for standard input): a JSON array of strings, or "
+        "SQL statements separated by semicolons as psql reads them",
+    )
+
+
+def candidates_from(args: argparse.Namespace, given: list[str]) -> list[str]:
+    """The candidates on the command line followed by those of ``--candidates-file``."""
+    from siselect.client.candidates_file import parse_candidates, read_text
+    from siselect.runtime.errors import InvalidInput
+
+    if not args.candidates_file:
+        return list(given)
+    found = parse_candidates(read_text(args.candidates_file), getattr(args, "dialect", "postgres"))
+    if not found:
+        raise InvalidInput(f"the candidates file {args.candidates_file} holds no statement")
+    return [*given, *found]
+
+
+def writable_output(path: str | Path, suffixes: tuple[str, ...] | None = None) -> Path:
+    """Checked before any work starts, so that a long run does not end in a failed write:
+    the folder exists and may be written, the name is no folder, the suffix is known."""
+    from siselect.runtime.errors import InvalidInput
+
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if suffixes is not None and target.suffix.lower() not in suffixes:
+        raise InvalidInput(f"{target}: the name must end in {' or '.join(suffixes)}")
+    if target.is_dir():
+        raise InvalidInput(f"{target} is a folder, not a file", "58030")
+    if not folder.is_dir():
+        raise InvalidInput(f"cannot write {target}: the folder {folder} does not exist", "58030")
+    if not os.access(folder, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        raise InvalidInput(f"cannot write {target}: permission denied", "58030")
+    return target
 
 
 def emit_json(obj: object) -> None:

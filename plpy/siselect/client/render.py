@@ -52,8 +52,12 @@ def separation_text(result: dict[str, Any]) -> str:
 
 def tournament_text(result: dict[str, Any]) -> str:
     """The winner, the groups with their scores, and one line per duel."""
+    dropped = [
+        f"dropped candidate {d['index']}: {d['message']} (SQLSTATE {d.get('sqlstate')})"
+        for d in result.get("dropped", [])
+    ]
     if result.get("winner") is None:
-        return f"no winner: {result.get('reason')}"
+        return "\n".join([f"no winner: {result.get('reason')}", *dropped])
     lines = [
         f"winner: candidate {result['winner']['index']} (decided by {result['decided_by']})",
         result["winner"]["sql"],
@@ -73,8 +77,7 @@ def tournament_text(result: dict[str, Any]) -> str:
     for d in result["duels"]:
         size = f", {d['rows']} rows" if "rows" in d else ""
         lines.append(f"duel {d['a']} vs {d['b']}: {d['verdict']} ({d['reason']}{size})")
-    for drop in result.get("dropped", []):
-        lines.append(f"dropped candidate {drop['index']}: {drop['message']}")
+    lines += dropped
     lines.append(
         f"judge calls: {result.get('judge_calls', 0)}; total {result['timings']['total']:.2f} s"
     )

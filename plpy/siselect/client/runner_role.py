@@ -62,7 +62,7 @@ def _ungranted(conn: psycopg.Connection, schemas: list[str]) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _loaded_schemas(conn: psycopg.Connection) -> list[str]:
+def loaded_schemas(conn: psycopg.Connection) -> list[str]:
 
     found = []
     for name, comment in conn.execute(
@@ -91,7 +91,7 @@ def prepare(conn: psycopg.Connection) -> None:
     with conn.transaction():
         if member is None or not member[0]:
             conn.execute(f"GRANT siselect_user TO {RUNNER}")
-        for schema in _ungranted(conn, _loaded_schemas(conn)):
+        for schema in _ungranted(conn, loaded_schemas(conn)):
             _grant_schema(conn, schema)
         if _ungranted(conn, list(PROVSQL_SCHEMAS)):
             grant_provsql(conn)

@@ -107,6 +107,11 @@ def markdown_report(result: dict[str, Any]) -> str:
     """The whole tournament as Markdown."""
     lines = [f"# Tournament: {_inline(result.get('question', ''))}\n"]
     winner = result.get("winner")
+    for drop in result.get("dropped", []):
+        lines.append(
+            f"- candidate {drop['index']} dropped out: {_inline(drop['message'])} "
+            f"(SQLSTATE {_inline(drop['sqlstate'])})\n"
+        )
     if winner is None:
         lines.append(f"No winner: {_inline(result.get('reason'))}.\n")
         return "\n".join(lines)
@@ -120,11 +125,6 @@ def markdown_report(result: dict[str, Any]) -> str:
     ]
     lines.append("## Scores\n")
     lines.append(_table(["representative", "members", "group size", "score"], rows))
-    for drop in result.get("dropped", []):
-        lines.append(
-            f"\n- candidate {drop['index']} dropped out: {_inline(drop['message'])} "
-            f"(SQLSTATE {_inline(drop['sqlstate'])})"
-        )
     lines.append("\n## Duels\n")
     lines += [duel_markdown(d) for d in result.get("duels", [])]
     return "\n".join(lines)

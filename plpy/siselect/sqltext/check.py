@@ -10,6 +10,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from siselect.runtime.blocklist import forbidden_function
 from siselect.runtime.errors import NotASelect
+from siselect.sqltext.syntax import describe
 
 MAX_SQL_CHARS = 50_000  # 20 times the longest of 5,000 BIRD candidates
 # Parts (syntax tree nodes) of one query. BIRD's largest query has about 500; some steps
@@ -63,8 +64,7 @@ def _statements(sql: str, dialect: str) -> list[exp.Expr]:
     try:
         tokens = reader.tokenize(sql)
     except TokenError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        raise NotASelect(f"syntax error: {first}", "42601") from None
+        raise NotASelect(describe(exc, sql), "42601") from None
     if len(tokens) > MAX_QUERY_TOKENS:
         raise NotASelect(
             f"the query has more than {MAX_QUERY_TOKENS} tokens, more than siselect handles",
@@ -84,8 +84,7 @@ def parse_select(sql: str, dialect: str = "postgres") -> exp.Query:
     try:
         statements = _statements(sql, dialect)
     except (ParseError, TokenError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        raise NotASelect(f"syntax error: {first}", "42601") from None
+        raise NotASelect(describe(exc, sql), "42601") from None
     except RecursionError:
         raise NotASelect("the query is nested too deeply", "54001") from None
     if len(statements) != 1:

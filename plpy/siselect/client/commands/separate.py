@@ -2,15 +2,26 @@
 
 import argparse
 
-from siselect.client.options import common, connect_db, emit_json
+from siselect.client.exit_codes import NO_RESULT, OK, epilog
+from siselect.client.options import (
+    candidates_file_option,
+    candidates_from,
+    common,
+    connect_db,
+    emit_json,
+)
+from siselect.runtime.errors import InvalidInput
 from siselect.sqltext.transpile import DIALECTS
 from siselect.witnesses import BACKENDS
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("separate", help="find a few real rows on which two queries disagree")
-    p.add_argument("q1")
-    p.add_argument("q2")
+    p = sub.add_parser("separate", help="find a few real rows on which two queries disagree",
+                       epilog=epilog([NO_RESULT]),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("queries", nargs="*", metavar="SQL",
+                   help="the two queries Q1 and Q2 (or --candidates-file)")
+    candidates_file_option(p)
     p.add_argument("--dialect", choices=DIALECTS, default="postgres")
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
     p.add_argument("--max-rows", type=int, default=30, help="largest instance to return")
@@ -39,10 +50,13 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         with_references=args.with_references,
     )
+    queries = candidates_from(args, args.queries)
+    if len(queries) != 2:
+        raise InvalidInput(f"separate takes two queries, got {len(queries)}")
     with connect_db(args) as conn:
-        result = separate(PsycopgExecutor(conn), args.q1, args.q2, options)
+        result = separate(PsycopgExecutor(conn), queries[0], queries[1], options)
     if args.json:
         emit_json(result)
     else:
         print(separation_text(result))
-    return 0 if result["status"] in ("separated", "same_answer") else 2
+    return OK if result["status"] in ("separated", "same_answer") else NO_RESULT

@@ -2,11 +2,14 @@
 
 import argparse
 
+from siselect.client.exit_codes import NOT_RUNNING, epilog
 from siselect.client.options import info
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("server", help="start, inspect or stop the embedded PostgreSQL")
+    p = sub.add_parser("server", help="start, inspect or stop the embedded PostgreSQL",
+                       epilog=epilog([NOT_RUNNING]),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=["start", "status", "stop", "dsn"],
                    help="dsn: print the DSN of the running cluster")
     p.add_argument("--admin", action="store_true",
@@ -40,6 +43,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
         message = f"not running (data directory {local.datadir})"
         info(message) if args.action == "dsn" else print(message)
-        return 3
+        return NOT_RUNNING
     print("stopped" if local.stop() else "not running")
     return 0

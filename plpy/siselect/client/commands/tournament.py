@@ -1,22 +1,35 @@
 """``siselect tournament``: one candidate chosen by a round-robin tournament."""
 
 import argparse
+import sys
+from typing import Any
 
+from siselect.client.exit_codes import JUDGE_FAILED, NO_RESULT, OK, epilog
 from siselect.client.options import (
+    candidates_file_option,
+    candidates_from,
     common,
     connect_db,
     emit_json,
     info,
     llm_config_from,
     llm_options,
+    writable_output,
 )
+from siselect.runtime.errors import InvalidInput
 from siselect.sqltext.transpile import DIALECTS, to_tree
 from siselect.witnesses import BACKENDS
 
+REPORT_SUFFIXES = (".md", ".html", ".htm")
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("tournament", help="select one candidate by a round-robin tournament")
-    p.add_argument("candidates", nargs="+", metavar="SQL")
+    p = sub.add_parser("tournament", help="select one candidate by a round-robin tournament",
+                       epilog=epilog([NO_RESULT, JUDGE_FAILED]),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("candidates", nargs="*", metavar="SQL",
+                   help="the candidates (or --candidates-file)")
+    candidates_file_option(p)
     p.add_argument("--question", required=True)
     p.add_argument("--evidence")
     p.add_argument("--judge", choices=["llm", "reference", "none"], default="llm")
@@ -42,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     from siselect.selection.judges import make_judge
     from siselect.selection.tournament import run_tournament
 
+    report = writable_output(args.report, REPORT_SUFFIXES) if args.report else None
+    candidates = candidates_from(args, args.candidates)
+    if not candidates:
+        raise InvalidInput("no candidates: give them as arguments or with --candidates-file")
     options = options_from(
         dialect=args.dialect,
         strategy=args.strategy,
@@ -58,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         judge = make_judge(args.judge, reference, config)
         result = run_tournament(
             executor,
-            args.candidates,
+            candidates,
             args.question,
             args.evidence,
             judge,
@@ -66,22 +83,46 @@ def run(args: argparse.Namespace) -> int:
             args.reference,
             catalog,
         )
-    if args.report:
-        write_report(result, args.report)
+    failure = judge_failure(result)
+    if failure:
+        # First, before any winner: that winner is only the fallback's.
+        print(f"siselect: the judge could not answer: {failure}", file=sys.stderr if args.json
+              else sys.stdout, flush=True)
+    if report is not None:
+        write_report(result, report)
     if args.json:
         emit_json(result)
     else:
         print(tournament_text(result))
-    return 0
+    if failure:
+        return JUDGE_FAILED
+    return NO_RESULT if result.get("winner") is None else OK
 
 
-def write_report(result: dict, path: str) -> None:
-    from pathlib import Path
+def judge_failure(result: dict[str, Any]) -> str | None:
+    """Why the judge decided nothing, or None: the circuit breaker's ``judge_failure``
+    (issue 17), or every duel that reached the judge ending in its error without rows."""
+    tripped = result.get("judge_failure")
+    winner = result.get("winner")
+    fallback = (f"; candidate {winner['index']} was picked by {result.get('decided_by')}, "
+                "not by the judge" if winner else "")
+    if tripped:
+        return (f"{tripped.get('cause', 'unknown cause')} ({tripped.get('duels', '?')} duels "
+                f"without a verdict){fallback}")
+    if result.get("judge") == "none":  # it abstains by design: nothing failed
+        return None
+    asked = [d for d in result.get("duels", []) if d.get("judge")]
+    if asked and all(d["judge"].get("error") and d["judge"].get("rows") is None
+                     for d in asked):
+        return (f"{asked[0]['judge']['error']} (every one of {len(asked)} duels failed)"
+                f"{fallback}")
+    return None
 
+
+def write_report(result: dict, target) -> None:
     from siselect.client.report_html import html_report
     from siselect.selection.report import markdown_report
 
-    target = Path(path)
     text = (
         html_report(result)
         if target.suffix.lower() in (".html", ".htm")
