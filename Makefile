@@ -54,6 +54,11 @@ install-python:
 	chmod -R a+rX '$(DESTDIR)$(PYTHON_DIR).new'
 	rm -rf '$(DESTDIR)$(PYTHON_DIR)' && mv '$(DESTDIR)$(PYTHON_DIR).new' '$(DESTDIR)$(PYTHON_DIR)'
 
+# The Debian package postgresql-15-siselect (debian/, pg_buildext) in build/deb/; installs its
+# build dependencies from apt first. scripts/package_test.sh installs and tests it.
+deb:
+	bash scripts/build_deb.sh
+
 deps:
 	bash scripts/deps.sh
 
@@ -75,4 +80,4 @@ demo:
 	$(MAKE) install
 	bash scripts/demo.sh
 
-.PHONY: install-python deps test demo yardstick
+.PHONY: install-python deb deps test demo yardstick
