@@ -11,8 +11,8 @@ import pytest
 
 from siselect.client import exit_codes
 from siselect.client.cli import build_parser, main
-from siselect.client.commands.tournament import judge_failure
 from siselect.runtime.errors import NotASelect
+from siselect.selection.report_view import judge_failure
 from siselect.sqltext.check import parse_select
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -104,7 +104,11 @@ def test_results_and_reports_hold_no_secret_and_no_prompt(chat, dsn, superhero, 
                      "--report", str(report), "--json", *CANDIDATES])
         assert code == JUDGE_FAILED  # every duel's judge failed: the fallback picked
         outputs[f"result ({suffix} run)"] = capsys.readouterr().out.strip().splitlines()[-1]
-        outputs[suffix] = report.read_text()
+        # A report shows the evidence once, by design (issue 19: it stands alone); any
+        # other copy came back from the endpoint.
+        shown = report.read_text()
+        assert shown.count(EVIDENCE) == 1, suffix
+        outputs[suffix] = shown.replace(EVIDENCE, "", 1)
     result = json.loads(outputs["result (html run)"])
     # The endpoint was reached, answered with its echoes, and every duel says why it failed.
     assert len(chat.chat_requests()) >= 6

@@ -53,8 +53,9 @@ PAYLOADS = [
 # The elements and attributes the template writes; a payload that became markup adds others.
 TEMPLATE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4",
                  "p", "strong", "pre", "code", "div", "table", "thead", "tbody", "tr", "th",
-                 "td", "ul", "ol", "li", "section", "span", "blockquote"}
-TEMPLATE_ATTRIBUTES = {"lang", "charset", "http-equiv", "content", "name", "class"}
+                 "td", "ul", "ol", "li", "section", "span", "blockquote", "details", "summary",
+                 "a"}
+TEMPLATE_ATTRIBUTES = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "href"}
 
 
 def _columns() -> list[str]:
@@ -126,7 +127,13 @@ def test_html_report_shows_every_payload_as_text_and_runs_none(
         [e.localName, [...e.attributes].map(a => a.name)])""")
     assert {tag for tag, _ in markup} <= TEMPLATE_TAGS
     assert {name for _, names in markup for name in names} <= TEMPLATE_ATTRIBUTES
+    # The template's links stay on the page (summary to duels and candidates).
+    hrefs = page.eval_on_selector_all("[href]", "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs and all(h.startswith("#") for h in hrefs), hrefs
 
+    for summary in page.query_selector_all("details > summary"):
+        summary.click()  # duels are folded: unfold them as a reader would
+    assert page.evaluate("[...document.querySelectorAll('details')].every(d => d.open)")
     text = page.inner_text("body")
     question = page.inner_text("p.question")
     cells = page.eval_on_selector_all("th, td", "cells => cells.map(c => c.innerText)")

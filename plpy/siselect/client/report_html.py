@@ -4,17 +4,18 @@ Jinja2 template with autoescaping (``templates/report.html.j2``).
 Every text in a result may come from someone untrusted (candidate SQL, database values,
 column names, the question, the judge's reply, an endpoint's error): the template only
 ever inserts it as escaped text, never as markup, and the page's Content-Security-Policy
-forbids scripts should a template change ever slip.
+forbids scripts should a template change ever slip. What the page shows is
+:func:`siselect.selection.report_view.report_view`'s, the same as the Markdown report's.
 """
 
 import json
 from functools import cache
 from typing import Any
 
-from siselect.instances.render import tables, value_text
+from siselect.instances.render import value_text
+from siselect.selection.report_view import Inputs, report_view
 
 TEMPLATE = "report.html.j2"
-VERDICTS = {"a": "A wins", "b": "B wins"}
 
 
 @cache
@@ -30,23 +31,9 @@ def _environment() -> Any:
     )
     env.filters["cell"] = value_text
     env.filters["json_text"] = lambda value: json.dumps(value, ensure_ascii=False)
-    env.filters["verdict"] = lambda side: VERDICTS.get(side, "draw")
-    env.globals["instance_tables"] = lambda instance: list(tables(instance))
     return env
 
 
-def html_report(result: dict[str, Any]) -> str:
+def html_report(result: dict[str, Any], inputs: Inputs | None = None) -> str:
     """The whole tournament as an HTML page."""
-    duels = [{"instance": None, "judge": {}, "answers": {}, "reference_answer": None,
-              "evidence_against_reference": False, **d} for d in result.get("duels", [])]
-    return _environment().get_template(TEMPLATE).render(
-        question=str(result.get("question", "")),
-        winner=result.get("winner"),
-        reason=result.get("reason"),
-        decided_by=result.get("decided_by"),
-        judge=result.get("judge"),
-        score_rows=[[g["representative"], ", ".join(map(str, g["members"])), g["size"],
-                     g["score"]] for g in result.get("groups", [])],
-        dropped=result.get("dropped", []),
-        duels=duels,
-    )
+    return _environment().get_template(TEMPLATE).render(v=report_view(result, inputs))

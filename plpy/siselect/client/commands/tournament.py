@@ -2,7 +2,6 @@
 
 import argparse
 import sys
-from typing import Any
 
 from siselect.client.exit_codes import JUDGE_FAILED, NO_RESULT, OK, epilog
 from siselect.client.options import (
@@ -17,6 +16,7 @@ from siselect.client.options import (
     writable_output,
 )
 from siselect.runtime.errors import InvalidInput
+from siselect.selection.report_view import Inputs, judge_failure
 from siselect.sqltext.transpile import DIALECTS, to_tree
 from siselect.witnesses import BACKENDS
 
@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"siselect: the judge could not answer: {failure}", file=sys.stderr if args.json
               else sys.stdout, flush=True)
     if report is not None:
-        write_report(result, report)
+        write_report(result, report, Inputs(candidates, args.evidence, args.reference,
+                                            args.dialect))
     if args.json:
         emit_json(result)
     else:
@@ -99,34 +100,14 @@ def run(args: argparse.Namespace) -> int:
     return NO_RESULT if result.get("winner") is None else OK
 
 
-def judge_failure(result: dict[str, Any]) -> str | None:
-    """Why the judge decided nothing, or None: the circuit breaker's ``judge_failure``
-    (issue 17), or every duel that reached the judge ending in its error without rows."""
-    tripped = result.get("judge_failure")
-    winner = result.get("winner")
-    fallback = (f"; candidate {winner['index']} was picked by {result.get('decided_by')}, "
-                "not by the judge" if winner else "")
-    if tripped:
-        return (f"{tripped.get('cause', 'unknown cause')} ({tripped.get('duels', '?')} duels "
-                f"without a verdict){fallback}")
-    if result.get("judge") == "none":  # it abstains by design: nothing failed
-        return None
-    asked = [d for d in result.get("duels", []) if d.get("judge")]
-    if asked and all(d["judge"].get("error") and d["judge"].get("rows") is None
-                     for d in asked):
-        return (f"{asked[0]['judge']['error']} (every one of {len(asked)} duels failed)"
-                f"{fallback}")
-    return None
-
-
-def write_report(result: dict, target) -> None:
+def write_report(result: dict, target, inputs: Inputs) -> None:
     from siselect.client.report_html import html_report
     from siselect.selection.report import markdown_report
 
     text = (
-        html_report(result)
+        html_report(result, inputs)
         if target.suffix.lower() in (".html", ".htm")
-        else markdown_report(result)
+        else markdown_report(result, inputs)
     )
     target.write_text(text, encoding="utf-8")
     info(f"report written to {target}")
