@@ -94,6 +94,11 @@ step "upgrade to the $version package, then ALTER EXTENSION UPDATE"
 apt_get install "$deb_new"
 [[ "$(installed_version)" == "installed $version" ]] || fail "dpkg says $(installed_version)"
 [[ ! -e "$sharedir/siselect/python-0.1.0" ]] || fail "the upgrade left python-0.1.0 behind"
+# Until the update, the 0.1.0 functions point at the folder the upgrade removed (docs/dba.md).
+if out="$(psql_ -d upgraded -c "SELECT siselect.version()" 2>&1)"; then
+  fail "a 0.1.0 function still ran after its package was replaced: $out"
+fi
+[[ "$out" == *"No module named 'siselect'"* ]] || fail "unexpected error before the update: $out"
 psql_ -d upgraded -c "ALTER EXTENSION siselect UPDATE"
 got="$(psql_ -d upgraded -c "SELECT extversion || ' ' || siselect.version() FROM pg_extension WHERE extname = 'siselect'")"
 [[ "$got" == "$version $version" ]] || fail "after the update, extension and Python package say: $got"
