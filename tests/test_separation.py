@@ -33,13 +33,19 @@ def rows_of(result) -> list[tuple[str, list]]:
 
 
 def one_minimal(executor, q1, q2, result) -> bool:
-    """Removing any single row of the instance makes the two queries agree."""
+    """Removing any single row of the instance makes the two queries agree, or one of their
+    answers empty or all NULL (1-minimal among the non-degenerate instances)."""
     catalog = load_catalog(executor)
     trees = (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog))
     pair = Pair(executor, catalog, trees)
+
+    def meaningful(ids):
+        return pair.separates(ids) and all(
+            any(v is not None for row in a.rows for v in row) for a in pair.answers_on(ids))
+
     ids = result["row_ids"]
-    return pair.separates(ids) and all(
-        not pair.separates(ids[:i] + ids[i + 1 :]) for i in range(len(ids))
+    return meaningful(ids) and all(
+        not meaningful(ids[:i] + ids[i + 1 :]) for i in range(len(ids))
     )
 
 
@@ -47,7 +53,8 @@ def one_minimal(executor, q1, q2, result) -> bool:
 def test_separated_instances_are_verified_and_one_minimal(executor, q1, q2):
     result = separate(executor, q1, q2)
     assert result["status"] == "separated"
-    assert 1 <= result["rows"] <= 3
+    assert 1 <= result["rows"] <= 4
+    assert result["meaning"] == "meaningful" and result["degenerate"] is False
     assert not same_answer(result["answers"]["q1"]["rows"], result["answers"]["q2"]["rows"])
     assert one_minimal(executor, q1, q2, result)
     assert set(result["timings"]) >= {"lineage", "search", "verification", "minimisation", "total"}
@@ -120,7 +127,8 @@ def test_sqlite_dialect_is_transpiled(executor):
         "SELECT `superhero_name` FROM superhero WHERE height_cm > 205",
         Options(dialect="sqlite"),
     )
-    assert result["status"] == "separated" and result["rows"] == 1
+    # One hero above 210 cm and one between: each query's answer non-empty.
+    assert result["status"] == "separated" and result["rows"] == 2
 
 
 def test_ties_at_the_cut_are_not_separated(executor):
@@ -151,11 +159,23 @@ def test_bad_input_is_an_error_with_sqlstate(executor, q1, error, sqlstate):
     assert caught.value.message.startswith("q1:")
 
 
-def test_queries_that_disagree_on_no_rows_get_the_empty_instance(executor):
-    q1 = "SELECT COUNT(*) FROM superhero WHERE height_cm > 900"
+def test_queries_that_disagree_on_no_rows_get_the_empty_instance_only_if_nothing_else(executor):
+    # They disagree on the empty instance already (0 against NULL), but a tall hero gives
+    # both a value: that instance, not the empty one.
+    q1 = "SELECT COUNT(*) FROM superhero WHERE height_cm > 100000"
     q2 = "SELECT SUM(height_cm) FROM superhero WHERE height_cm > 200"
+    assert executor.run("SELECT max(height_cm) FROM superhero").rows[0][0] < 100000
+    result = separate(executor, q1, q2)
+    assert result["status"] == "separated"
+    assert result["rows"] == 1 and result["degenerate"] is False
+    assert result["answers"]["q1"]["rows"] == [[0]]
+    assert result["answers"]["q2"]["rows"][0][0] > 200
+    # No row gives the SUM a value: the empty instance, which says it is degenerate.
+    q2 = "SELECT SUM(height_cm) FROM superhero WHERE height_cm > 100000"
     result = separate(executor, q1, q2)
     assert result["status"] == "separated"
     assert result["rows"] == 0 and result["instance"] == {}
+    assert result["degenerate"] is True and result["meaning"] == "degenerate"
+    assert "empty" in result["meaning_reason"] and "all NULL" in result["meaning_reason"]
     assert result["answers"]["q1"]["rows"] == [[0]]
     assert result["answers"]["q2"]["rows"] == [[None]]

@@ -3,12 +3,18 @@
 Verification is the only judge of separation: a row set separates when both queries,
 run by PostgreSQL on exactly those rows, give different answers (see
 :func:`siselect.runtime.answers.same_answer`). Results are cached per row set.
+
+A query may fail on D' where it ran on D (a division by a count that is now 0, a scalar
+subquery that now returns two rows). Such an error depends on the rows, so it is the
+query's answer on D' (:class:`Failed`), not a failure of the call: the search skips those
+instances, and uses one only when nothing else separates (see docs/instances.md).
 """
 
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -21,6 +27,12 @@ from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, Rows
 
 MAX_ANSWER_ROWS = 100_000
+#: SQLSTATE classes of errors caused by the rows a query reads: 21 cardinality violation
+#: (a scalar subquery with two rows), 22 data exception (division by zero, a bad cast).
+#: Others (time limits, privileges, an answer too large) still end the call or the pair.
+DATA_ERROR_CLASSES = ("21", "22")
+#: The column under which a failed answer shows its error (no query's own column is named so).
+ERROR_COLUMN = "siselect: error"
 
 
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
@@ -34,6 +46,36 @@ def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_R
 
 class BudgetExceeded(QueryFailed):
     """The call's total time budget ran out between two queries."""
+
+
+@dataclass
+class Failed(Rows):
+    """A query's answer on D' when it failed there with an error caused by the rows.
+
+    It reads as one row holding the error under :data:`ERROR_COLUMN`, so that whoever
+    compares answers without knowing of failures still sees a different answer, one that
+    no answer of a query equals.
+    """
+
+    sqlstate: str = ""
+    message: str = ""
+
+    def error(self) -> dict[str, str]:
+        return {"message": self.message, "sqlstate": self.sqlstate}
+
+
+def failure(exc: QueryFailed) -> Failed:
+    return Failed(columns=[ERROR_COLUMN], rows=[(f"ERROR {exc.sqlstate}: {exc.message}",)],
+                  sqlstate=exc.sqlstate, message=exc.message)
+
+
+def is_data_error(exc: QueryFailed) -> bool:
+    return not isinstance(exc, BudgetExceeded) and exc.sqlstate[:2] in DATA_ERROR_CLASSES
+
+
+def failed_relation(relation: dict[str, Any]) -> bool:
+    """Whether an answer as JSON (``{"columns", "rows"}``) is a :class:`Failed` one."""
+    return relation.get("columns") == [ERROR_COLUMN]
 
 
 @dataclass
@@ -60,6 +102,7 @@ class Pair:
     trees: tuple[exp.Query, exp.Query]
     timer: Timer = field(default_factory=Timer)
     tests: int = 0
+    failed_tests: int = 0  # row sets tested on which a query failed
     deadline: float | None = None  # time.monotonic() value after which work stops
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
 
@@ -67,7 +110,7 @@ class Pair:
         # Before any restrict(): it must not name columns the caller may not read.
         privileges.denied(self.executor, self.catalog)
 
-    def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
+    def run_strict(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
         """Run ``tree``; an answer cut at ``max_rows`` cannot be compared, so it is an error."""
         self.check_budget()
         try:
@@ -75,32 +118,61 @@ class Pair:
         except QueryFailed as exc:
             raise privileges.explain(exc, tree, self.catalog) from None
 
+    def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
+        """:meth:`run_strict`, but an error caused by the rows read is the answer
+        (:class:`Failed`): what a query, or a reference judge's query, gives on D'."""
+        try:
+            return self.run_strict(tree, max_rows)
+        except QueryFailed as exc:
+            if is_data_error(exc):
+                return failure(exc)
+            raise
+
+    def run_on(self, tree: exp.Query, grouped: dict[str, list[str]]) -> Rows:
+        """``tree`` on the rows ``grouped`` (see :meth:`run`)."""
+        return self.run(restrict(tree, self.catalog, grouped))
+
     def check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise BudgetExceeded("the time budget of this call is spent", "57014")
 
     def answers_on(self, rows: Iterable[int]) -> tuple[Rows, Rows]:
-        """Both queries' answers on D' = ``rows`` (encoded row ids)."""
+        """Both queries' answers on D' = ``rows`` (encoded row ids); either may be
+        :class:`Failed`."""
         key = frozenset(rows)
         if key not in self._cache:
             started = time.perf_counter()
             grouped = group_rows(key, self.catalog)
-            self._cache[key] = (
-                self.run(restrict(self.trees[0], self.catalog, grouped)),
-                self.run(restrict(self.trees[1], self.catalog, grouped)),
-            )
+            self._cache[key] = (self.run_on(self.trees[0], grouped),
+                                self.run_on(self.trees[1], grouped))
             self.tests += 1
+            if any(isinstance(a, Failed) for a in self._cache[key]):
+                self.failed_tests += 1
             self.timer.add("verification", started)
         return self._cache[key]
 
-    def separates(self, rows: Iterable[int]) -> bool:
-        """The answers on ``rows`` differ, and not only by how ties at a LIMIT were broken."""
+    def separation(self, rows: Iterable[int]) -> tuple[Rows, Rows] | None:
+        """Both answers on ``rows`` when they tell the queries apart, else None.
+
+        Answers tell them apart when they differ, and not only by how ties at a LIMIT were
+        broken; an error tells its query apart from one that runs (both failing does not).
+        """
         key = frozenset(rows)
         a1, a2 = self.answers_on(key)
+        failed = [isinstance(a, Failed) for a in (a1, a2)]
+        if any(failed):
+            return (a1, a2) if not all(failed) else None
         if same_answer(a1.rows, a2.rows):
-            return False
+            return None
         if not any(tie_sensitive(t) for t in self.trees):
-            return True
+            return a1, a2
         grouped = group_rows(key, self.catalog)
-        r1, r2 = (self.run(restrict(with_ties(t), self.catalog, grouped)) for t in self.trees)
-        return not tie_explained(a1, a2, r1, r2)
+        r1, r2 = (self.run_on(with_ties(t), grouped) for t in self.trees)
+        if isinstance(r1, Failed) or isinstance(r2, Failed):
+            return a1, a2  # no tie explains an error
+        return None if tie_explained(a1, a2, r1, r2) else (a1, a2)
+
+    def separates(self, rows: Iterable[int]) -> bool:
+        """Both queries run on ``rows`` without error and their answers differ there."""
+        found = self.separation(rows)
+        return found is not None and not any(isinstance(a, Failed) for a in found)

@@ -11,6 +11,14 @@ from typing import Any
 from sqlglot import exp
 
 from siselect.instances.backends import serve
+from siselect.instances.meaning import (
+    DEGENERATE,
+    FAILED,
+    MEANINGFUL,
+    RANK_NAMES,
+    Assessment,
+    Meaning,
+)
 from siselect.instances.minimise import ddmin
 from siselect.instances.pair import BudgetExceeded, Pair, Timer
 from siselect.instances.references import fetch_instance, referenced_rows
@@ -74,7 +82,7 @@ def run_on_d(pair: Pair) -> tuple[Rows, Rows]:
     answers = []
     for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
         try:
-            answers.append(pair.run(tree))
+            answers.append(pair.run_strict(tree))
         except SiselectError as exc:  # refused by the call policy, or failed on D
             raise type(exc)(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
     return answers[0], answers[1]
@@ -140,7 +148,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         if tie:
             return _finish(result, pair, started, "nondeterministic", tie)
         require_row_ids(pair.trees, pair.catalog)
-        found, notes = _search(pair, options, result)
+        found, meaning, notes = _search(pair, options, result, (a1, a2))
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
@@ -157,78 +165,128 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             f"more than max_rows = {options.max_rows}",
         )
     if options.with_references:
-        found = _with_references(pair, found, result)
+        found = _with_references(pair, meaning, found, result)
     d1, d2 = pair.answers_on(found)
+    assessment = meaning.assess(found, (d1, d2))
     result.update(
         instance=fetch_instance(pair.executor, pair.catalog, found),
         rows=len(found),
         row_ids=found,
         answers={"q1": answer_json(d1), "q2": answer_json(d2)},
+        **_described(assessment),
     )
     return _finish(result, pair, started, "separated", None)
+
+
+def _described(assessment: Assessment) -> dict[str, Any]:
+    """The result's account of the instance's rank: what it lacks, and errors."""
+    described: dict[str, Any] = {
+        "meaning": RANK_NAMES[assessment.rank],
+        "degenerate": assessment.rank == DEGENERATE,
+        "faithful": assessment.rank == MEANINGFUL,
+    }
+    if assessment.why:
+        described["meaning_reason"] = "; ".join(assessment.why)
+    if assessment.errors:
+        described["errors"] = assessment.errors
+    return described
 
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     """Say so when the queries differ on D only by how ties are broken (or by chance)."""
     reasons = {}
     for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
-        reason = nondeterminism.static_reason(tree) or nondeterminism.check(pair.run, tree)
+        reason = (nondeterminism.static_reason(tree)
+                  or nondeterminism.check(pair.run_strict, tree))
         if reason:
             reasons[label] = reason
     if not reasons:
         return None
-    relaxed = [pair.run(with_ties(t)) for t in pair.trees]
+    relaxed = [pair.run_strict(with_ties(t)) for t in pair.trees]
     if tie_explained(a1, a2, *relaxed):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
 
 
+class _Best:
+    """The best-ranked separating row set tested so far (ranks: :mod:`.meaning`)."""
+
+    def __init__(self, pair: Pair, meaning: Meaning):
+        self.pair, self.meaning = pair, meaning
+        self.rows: list[int] | None = None
+        self.rank = FAILED + 1  # worse than any separating instance
+
+    def rank_of(self, rows: list[int]) -> int:
+        return _rank(self.pair, self.meaning, rows)
+
+    def consider(self, rows: list[int]) -> int:
+        rank = self.rank_of(rows)
+        if rank < self.rank or (rank == self.rank and self.rows is not None
+                                and len(rows) < len(self.rows)):
+            self.rows, self.rank = list(rows), rank
+        return rank
+
+
+def _time_left(pair: Pair, options: Options) -> bool:
+    """Whether looking for a better instance may go on: at most half the budget on it."""
+    return pair.deadline is None or pair.deadline - time.monotonic() > options.budget_seconds / 2
+
+
 def _search(
-    pair: Pair, options: Options, result: dict[str, Any]
-) -> tuple[list[int] | None, list[str]]:
+    pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows]
+) -> tuple[list[int] | None, Meaning, list[str]]:
     t0 = time.perf_counter()
     served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed)
     result["backend"], result["backend_reason"] = served.backend, served.reason
     lineages, pool = served.lineages, served.pool
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
+    meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2)
+    best = _Best(pair, meaning)
     pair.timer.add("lineage", t0)
     t1 = time.perf_counter()
     if options.strategy == "paper":
+        # The paper's rule: its first proposal that separates (an error only if none runs).
         m, n = paper_sizes(*(t.sql("postgres") for t in pair.trees))
-        proposals = paper_proposals(pool, m, n, options.seed)
-    elif pair.separates([]):
-        # They disagree on no rows at all (a COUNT against a SUM, say): the empty
-        # instance is the minimal one, and ddmin never tries it.
+        for rows in paper_proposals(pool, m, n, options.seed):
+            if rows and best.consider(rows) < FAILED:
+                break
         pair.timer.add("search", t1)
-        return [], notes
-    else:
-        proposals = growing_proposals(pool, options.seed)
-    found = next((rows for rows in proposals if rows and pair.separates(rows)), None)
-    if found is None and options.strategy == "minimal":
-        found = _fallback(pair, lineages, notes)
+        return best.rows, meaning, notes
+    # The empty instance is degenerate: kept only when nothing better separates (a COUNT
+    # against a SUM may disagree on no rows at all, and ddmin never tries it).
+    best.consider([])
+    for rows in growing_proposals(pool, options.seed):
+        if rows and best.consider(rows) == MEANINGFUL:
+            break
+        if best.rows is not None and not _time_left(pair, options):
+            break
+    if best.rank > MEANINGFUL and (best.rows is None or _time_left(pair, options)):
+        _fallback(pair, best, lineages, notes)
     pair.timer.add("search", t1)
-    if found is not None and options.strategy == "minimal":
+    if best.rows:
         t2 = time.perf_counter()
-        found = ddmin(found, pair.separates)
+        rank = best.rank
+        best.rows = ddmin(best.rows, lambda rows: best.rank_of(rows) <= rank)
         pair.timer.add("minimisation", t2)
-    return found, notes
+    return best.rows, meaning, notes
 
 
-def _fallback(pair: Pair, lineages: list[Lineage], notes: list[str]) -> list[int] | None:
+def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]) -> None:
     """All rows of all witnesses, then all rows of the tables read, when small enough."""
     union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
     rows = [int(r) for (r,) in executor_for(pair.executor, lineages).run(union).rows]
-    if len(rows) <= UNION_LIMIT and rows and pair.separates(rows):
+    if len(rows) <= UNION_LIMIT and rows and best.consider(rows) == best.rank \
+            and best.rows == rows:
         notes.append(f"started from the whole lineage ({len(rows)} rows)")
-        return rows
+    if best.rank == MEANINGFUL:
+        return
     every = referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
-    if every is not None and pair.separates(every):
+    if every is not None and best.consider(every) == best.rank and best.rows == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
-        return every
-    return None
 
 
-def _with_references(pair: Pair, found: list[int], result: dict[str, Any]) -> list[int]:
+def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dict[str, Any]
+                     ) -> list[int]:
     """Add the rows that kept rows reference through foreign keys, if still separating."""
     from siselect.instances.references import referenced_closure
 
@@ -241,13 +299,23 @@ def _with_references(pair: Pair, found: list[int], result: dict[str, Any]) -> li
             "rows referenced through foreign keys in "
             f"{', '.join(unreadable)} were left out: you may not read them"
         )
-    if pair.separates(closure):
+    ranked = [_rank(pair, meaning, rows) for rows in (found, closure)]
+    if ranked[1] <= ranked[0]:
         result["minimal_rows"] = len(found)
         return closure
     result.setdefault("notes", []).append(
         "rows referenced through foreign keys were not added: with them the queries agree"
+        if ranked[1] > FAILED else
+        f"rows referenced through foreign keys were not added: with them the instance is "
+        f"{RANK_NAMES[ranked[1]]}, without them {RANK_NAMES[ranked[0]]}"
     )
     return found
+
+
+def _rank(pair: Pair, meaning: Meaning, rows: list[int]) -> int:
+    """The rank of ``rows`` (:mod:`.meaning`), or ``FAILED + 1`` when they do not separate."""
+    answers = pair.separation(rows)
+    return FAILED + 1 if answers is None else meaning.assess(rows, answers).rank
 
 
 def _finish(
@@ -257,6 +325,8 @@ def _finish(
     if reason:
         result["reason"] = reason
     result["tries"] = pair.tests
+    if pair.failed_tests:
+        result["tries_failed"] = pair.failed_tests
     result["timings"] = {k: round(v, 6) for k, v in pair.timer.seconds.items()}
     result["timings"]["total"] = round(time.perf_counter() - started, 6)
     return serialise(SeparationResult, result)

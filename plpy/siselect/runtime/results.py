@@ -106,6 +106,17 @@ class AnswerPair:
     q2: Relation = doc("Q2's answer on D'")
 
 
+Meaning = Literal["meaningful", "non-degenerate", "degenerate", "failed"]
+
+
+@dataclass(kw_only=True)
+class QueryError:
+    """A query's error on D': its answer there (see docs/instances.md)."""
+
+    message: str = doc("the error")
+    sqlstate: str = doc("its SQLSTATE (class 21 or 22: caused by the rows read)")
+
+
 @dataclass(kw_only=True)
 class SeparationResult:
     """What siselect.separate returns: a separating instance of Q1 and Q2, or why none."""
@@ -127,8 +138,23 @@ class SeparationResult:
     instance: Maybe[dict[str, Relation]] = doc("the instance D': its rows by table",
                                                absent=True)
     row_ids: Maybe[list[int]] = doc("the instance's rows as siselect row ids", absent=True)
-    answers: Maybe[AnswerPair] = doc("each query's answer on D'", absent=True)
+    answers: Maybe[AnswerPair] = doc("each query's answer on D' (a failed one: its error "
+                                     "as one row under 'siselect: error')", absent=True)
+    meaning: Maybe[Meaning] = doc(
+        "rank of D': meaningful (non-degenerate, disagreeing as on D), non-degenerate, "
+        "degenerate (empty, or an answer empty or all NULL), failed (a query fails on D')",
+        absent=True)
+    degenerate: Maybe[bool] = doc("D' is empty or an answer on it empty or all NULL: no "
+                                  "instance without that separates", absent=True)
+    faithful: Maybe[bool] = doc("the disagreement on D' is a piece of the one on D",
+                                absent=True)
+    meaning_reason: Maybe[str] = doc("why D' is not meaningful", absent=True)
+    errors: Maybe[dict[str, QueryError]] = doc(
+        "by query (q1, q2): its error on D', its answer there; no instance on which both "
+        "run separates them", absent=True)
     tries: int = doc("candidate instances tested")
+    tries_failed: Maybe[int] = doc("instances tested on which a query failed (skipped)",
+                                   absent=True)
     timings: dict[str, float] = doc("seconds by phase, and total")
     schema_version: str = version_field()
 
@@ -170,6 +196,10 @@ class Duel:
                                             absent=True)
     evidence_against_reference: Maybe[bool] = doc("the judge disagrees with the reference",
                                                   absent=True)
+    meaning: Maybe[Meaning] = doc("rank of D', as the separation gave it", absent=True)
+    degenerate: Maybe[bool] = doc("D' is degenerate, as the separation gave it", absent=True)
+    meaning_reason: Maybe[str] = doc("why D' is not meaningful", absent=True)
+    errors: Maybe[dict[str, QueryError]] = doc("by side (a, b): its error on D'", absent=True)
     timings: dict[str, float] = doc("seconds by phase of the separation")
     tries: int = doc("candidate instances tested")
 

@@ -1,0 +1,150 @@
+"""Whether a separating instance D' keeps the question's meaning (docs/instances.md).
+
+The smallest separating instance is often a meaningless one: on an empty D' a COUNT gives
+0 and a SUM gives NULL, a GROUP BY gives nothing, and a judge that answers the question
+there rejects a query that is right on D. So separating instances are ranked, and the
+search keeps the best rank it finds, minimising within that rank:
+
+0. *meaningful*: both queries run, neither answer is degenerate, and the disagreement on
+   D' is a piece of the disagreement on D;
+1. *non-degenerate*: both run, neither answer degenerate, but D' shows a disagreement D
+   does not have (a row D' makes up, a group whose difference exists only on D');
+2. *degenerate*: both run, but D' is empty or an answer on it is (or is all NULL);
+3. *failed*: one query fails on D' (its answer is the error; both failing separates
+   nothing).
+
+"A piece of the disagreement on D" is checked on the answers' *keys*: a row-valued answer's
+rows, an aggregate's grouping columns (its output columns that are no aggregate). A key
+that only one query's answer on D' has must be one that only that query's answer on D has;
+a key both have, with different rows, must have different rows on D too (or be one side's
+only). An aggregate's values change with D' by nature, so for them the rows of D' must in
+addition hold a whole witness of the difference (a witness of one query's answer that is
+none of the other's, W1-W2 or W2-W1), when the witness sets differ at all.
+"""
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from siselect.instances.pair import Failed
+from siselect.runtime.answers import normal_row
+from siselect.runtime.executor import Rows
+from siselect.witnesses.lineage.analysis import is_aggregated, own_aggregates
+
+MEANINGFUL, NON_DEGENERATE, DEGENERATE, FAILED = 0, 1, 2, 3
+RANK_NAMES = {MEANINGFUL: "meaningful", NON_DEGENERATE: "non-degenerate",
+              DEGENERATE: "degenerate", FAILED: "failed"}
+_NULL_KEY = "NULL"  # the key of rows whose key columns are all NULL (normal_row gives None)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Which output columns of a query are keys and which are aggregate values."""
+
+    keys: tuple[int, ...]
+    values: tuple[int, ...]
+
+
+def shape(tree: exp.Query, width: int) -> Shape:
+    """Keys and values of ``tree``'s answer of ``width`` columns: every column is a key
+    unless the top SELECT aggregates, whose aggregate columns are values."""
+    if not isinstance(tree, exp.Select) or not is_aggregated(tree):
+        return Shape(tuple(range(width)), ())
+    selects = tree.selects
+    if len(selects) != width:  # a star we cannot line up: rows as a whole
+        return Shape(tuple(range(width)), ())
+    aggregates = {id(n) for n in own_aggregates(tree)}
+    values = tuple(i for i, e in enumerate(selects)
+                   if any(id(n) in aggregates for n in e.walk()))
+    return Shape(tuple(i for i in range(width) if i not in values), values)
+
+
+Keyed = dict[Any, frozenset]
+
+
+def keyed(rows: Sequence[Sequence[Any]], s: Shape) -> Keyed:
+    """An answer as {key: the set of its normalised rows with that key}."""
+    groups: dict[Any, set] = {}
+    for row in rows:
+        full = normal_row(row)
+        if full is None:  # an all-NULL row: no answer (as same_answer reads it)
+            continue
+        key = normal_row([row[i] for i in s.keys]) if s.keys else ()
+        groups.setdefault(_NULL_KEY if key is None else key, set()).add(full)
+    return {k: frozenset(v) for k, v in groups.items()}
+
+
+def degenerate_reason(label: str, answer: Rows, s: Shape) -> str | None:
+    """Why ``answer`` carries no meaning: empty, all NULL, or its aggregates all NULL."""
+    if not answer.rows:
+        return f"{label}'s answer on D' is empty"
+    if all(normal_row(r) is None for r in answer.rows):
+        return f"{label}'s answer on D' is all NULL"
+    if s.values and all(r[i] is None for r in answer.rows for i in s.values):
+        return f"{label}'s aggregates on D' are all NULL"
+    return None
+
+
+@dataclass
+class Assessment:
+    """The rank of one separating instance, and why it is not better."""
+
+    rank: int
+    why: list[str] = field(default_factory=list)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Meaning:
+    """Ranks the separating instances of one pair of queries (see the module's doc)."""
+
+    shapes: tuple[Shape, Shape]
+    on_d: tuple[Keyed, Keyed]
+    aggregated: bool
+    differing: list[frozenset[int]]  # witnesses of W1-W2 and W2-W1 (a sample)
+
+    @classmethod
+    def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
+           differing: Collection[Sequence[int]]) -> "Meaning":
+        s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
+        return cls((s1, s2), (keyed(on_d[0].rows, s1), keyed(on_d[1].rows, s2)),
+                   bool(s1.values or s2.values or any(isinstance(t, exp.Select)
+                                                      and is_aggregated(t) for t in trees)),
+                   [frozenset(w) for w in differing])
+
+    def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:
+        errors = {label: a.error() for label, a in zip(("q1", "q2"), answers, strict=True)
+                  if isinstance(a, Failed)}
+        if errors:
+            return Assessment(FAILED, [f"{k} fails on D': {v['message']} (SQLSTATE "
+                                       f"{v['sqlstate']})" for k, v in errors.items()], errors)
+        reasons = [] if rows else ["the instance is empty"]
+        reasons += [r for label, a, s in zip(("q1", "q2"), answers, self.shapes, strict=True)
+                    if (r := degenerate_reason(label, a, s))]
+        if reasons:
+            return Assessment(DEGENERATE, reasons)
+        why = self.unfaithful(rows, answers)
+        return Assessment(NON_DEGENERATE, [why]) if why else Assessment(MEANINGFUL)
+
+    def unfaithful(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> str | None:
+        """Why the disagreement on D' is not a piece of the one on D, or None."""
+        here = (keyed(answers[0].rows, self.shapes[0]), keyed(answers[1].rows, self.shapes[1]))
+        d = self.on_d
+        for i, label in ((0, "q1"), (1, "q2")):
+            j = 1 - i
+            for key in here[i].keys() - here[j].keys():
+                if key not in d[i] or key in d[j]:
+                    return (f"{label}'s answer on D' has a {'group' if self.aggregated else 'row'}"
+                            " the other's lacks, which is not so on D")
+        for key in here[0].keys() & here[1].keys():
+            if here[0][key] != here[1][key] and key in d[0] and key in d[1] \
+                    and d[0][key] == d[1][key]:
+                return "a group differs on D' that is the same on D"
+        if self.aggregated and self.differing:
+            have = set(rows)
+            if not any(w <= have for w in self.differing):
+                return ("D' holds no whole witness of the difference (a row of one query's "
+                        "answer that is none of the other's)")
+        return None

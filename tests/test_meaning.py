@@ -1,0 +1,128 @@
+"""Separating instances that keep the question's meaning, and errors on D' (issue 15).
+
+On the real superhero database: the ranks of docs/instances.md, checked on rows the
+queries really read, and queries that fail on some instances.
+"""
+
+from conftest import schema_valid
+from siselect.instances import separate as separation
+from siselect.instances.meaning import DEGENERATE, FAILED, MEANINGFUL, NON_DEGENERATE, Meaning
+from siselect.instances.pair import ERROR_COLUMN, Failed, Pair
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
+
+# Integer division by a count: fails on any instance without superhero rows.
+SHARE_TALL = ("SELECT 100 * COUNT(CASE WHEN height_cm > 200 THEN 1 END) / COUNT(*) "
+              "FROM superhero")
+SHARE_TALLISH = ("SELECT 100.0 * COUNT(CASE WHEN height_cm > 190 THEN 1 END) "
+                 "/ NULLIF(COUNT(*), 0) FROM superhero")
+# NOT IN against the Marvel publisher row; the other query compares the id itself, and
+# also keeps the heroes without a publisher.
+NOT_MARVEL_IN = ("SELECT superhero_name FROM superhero WHERE publisher_id NOT IN "
+                 "(SELECT id FROM publisher WHERE publisher_name = 'Marvel Comics')")
+NOT_MARVEL_ID = ("SELECT superhero_name FROM superhero "
+                 "WHERE publisher_id <> 13 OR publisher_id IS NULL")
+
+
+def pair_of(executor, q1, q2):
+    catalog = load_catalog(executor)
+    trees = (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog))
+    return Pair(executor, catalog, trees), catalog
+
+
+def row_ids(executor, catalog, table, where):
+    number = catalog.number(table)
+    found = executor.run(f"SELECT ctid::text FROM {table} WHERE {where} ORDER BY id").rows
+    ids = []
+    for (tid,) in found:
+        block, offset = (int(x) for x in tid.strip("()").split(","))
+        ids.append(rowids.encode(number, block, offset))
+    return ids
+
+
+def meaning_of(pair, differing=()):
+    on_d = tuple(pair.run_strict(t) for t in pair.trees)
+    return Meaning.of(pair.trees, on_d, differing)
+
+
+def test_an_error_on_d_prime_is_the_answer_and_ranks_last(executor):
+    pair, _ = pair_of(executor, SHARE_TALL, SHARE_TALLISH)
+    answers = pair.separation([])
+    assert answers is not None, "an error tells its query apart from one that runs"
+    failed, ran = answers
+    assert isinstance(failed, Failed) and failed.sqlstate == "22012"
+    assert failed.columns == [ERROR_COLUMN] and not isinstance(ran, Failed)
+    assert not pair.separates([]), "separating needs both queries to run"
+    assessed = meaning_of(pair).assess([], answers)
+    assert assessed.rank == FAILED
+    assert assessed.errors == {"q1": {"message": failed.message, "sqlstate": "22012"}}
+    assert pair.failed_tests == 1
+
+
+def test_instances_where_a_query_fails_are_skipped(executor):
+    result = schema_valid("separation", separation.separate(executor, SHARE_TALL, SHARE_TALLISH))
+    assert result["status"] == "separated"
+    assert "errors" not in result and result["meaning"] == "meaningful"
+    assert result["tries_failed"] >= 1, "the empty instance was tried, and failed"
+    for side in ("q1", "q2"):
+        assert result["answers"][side]["columns"] != [ERROR_COLUMN]
+        assert result["answers"][side]["rows"][0][0] is not None
+    assert result["rows"] >= 1
+
+
+def test_a_row_that_exists_only_on_d_prime_is_not_meaningful(executor):
+    pair, catalog = pair_of(executor, NOT_MARVEL_IN, NOT_MARVEL_ID)
+    meaning = meaning_of(pair)
+    marvel = row_ids(executor, catalog, "superhero", "publisher_id = 13")[:1]
+    other = row_ids(executor, catalog, "superhero", "publisher_id = 4")[:1]
+    publisher = row_ids(executor, catalog, "publisher", "id = 13")
+    # Without the Marvel publisher row, NOT IN keeps a Marvel hero: a row no answer on D has.
+    rows = marvel + other
+    answers = pair.separation(rows)
+    assert answers is not None
+    assessed = meaning.assess(rows, answers)
+    assert assessed.rank == NON_DEGENERATE and "not so on D" in assessed.why[0]
+    # With the publisher row they agree; a hero without a publisher is the real difference.
+    assert pair.separation(rows + publisher) is None
+    orphan = row_ids(executor, catalog, "superhero", "publisher_id IS NULL")[:1]
+    rows = other + orphan + publisher  # NOT IN an empty set holds even for NULL
+    assert meaning.assess(rows, pair.separation(rows)).rank == MEANINGFUL
+    # A lone Marvel hero: the id comparison answers nothing, so the answer is degenerate.
+    assert meaning.assess(marvel, pair.separation(marvel)).rank == DEGENERATE
+
+
+def test_the_search_finds_the_meaningful_instance(executor):
+    result = schema_valid("separation", separation.separate(executor, NOT_MARVEL_IN,
+                                                            NOT_MARVEL_ID))
+    assert result["status"] == "separated"
+    assert result["meaning"] == "meaningful" and result["faithful"] is True
+    heroes = result["instance"]["superhero"]
+    publisher = heroes["columns"].index("publisher_id")
+    assert any(row[publisher] is None for row in heroes["rows"])
+    assert result["answers"]["q1"]["rows"], "both answers non-empty"
+
+
+def test_an_aggregate_needs_a_whole_witness_of_the_difference(executor):
+    # Average height with and without the join to publisher: the join drops only heroes
+    # without a publisher, so a D' lacking a hero's publisher row disagrees for a reason D
+    # does not have.
+    q1 = "SELECT AVG(height_cm) FROM superhero"
+    q2 = ("SELECT AVG(s.height_cm) FROM superhero s "
+          "JOIN publisher p ON p.id = s.publisher_id")
+    pair, catalog = pair_of(executor, q1, q2)
+    orphan = row_ids(executor, catalog, "superhero",
+                     "publisher_id IS NULL AND height_cm > 0")[:1]
+    marvel = row_ids(executor, catalog, "superhero", "publisher_id = 13 AND height_cm > 0")[:2]
+    publisher = row_ids(executor, catalog, "publisher", "id = 13")
+    other = row_ids(executor, catalog, "superhero", "publisher_id = 4 AND height_cm > 0")[:1]
+    meaning = meaning_of(pair, [orphan])  # the witness of W1-W2 the pool would hold
+    rows = marvel + publisher + orphan
+    answers = pair.separation(rows)
+    assert answers is not None and meaning.assess(rows, answers).rank == MEANINGFUL
+    # The Marvel heroes without their publisher row: the join drops them on D' only.
+    starved = marvel + other + row_ids(executor, catalog, "publisher", "id = 4")
+    answers = pair.separation(starved)
+    assert answers is not None
+    assessed = meaning.assess(starved, answers)
+    assert assessed.rank == NON_DEGENERATE and "witness" in assessed.why[0]
