@@ -62,10 +62,13 @@ deb:
 deps:
 	bash scripts/deps.sh
 
+# The Debian package's test replaces the server's siselect files while it runs, so it
+# comes after every other test (and restores what `make install` provides).
 test:
 	bash scripts/deps.sh
 	$(MAKE) install
 	bash scripts/test.sh
+	bash scripts/package_test.sh
 
 # Synthetic BIRD databases, siselect bench per database, compared with
 # bench/yardstick-baseline.json (tens of minutes; not part of make test).
