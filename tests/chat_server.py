@@ -57,6 +57,13 @@ def completion_body(content: str, finish_reason: str = "stop", model: str = "tes
     }).encode()
 
 
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when a pool opens many at once, and the
+    # client then retries the connection a second later: real inference servers listen
+    # with a long queue.
+    request_queue_size = 128
+
+
 class ChatServer:
     """The server; use as a context manager or call :meth:`close`."""
 
@@ -66,7 +73,7 @@ class ChatServer:
         self.handler: Callable[[Request], Reply | str] | None = None
         self.stopping = threading.Event()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                         daemon=True)

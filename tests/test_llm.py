@@ -19,8 +19,10 @@ INSTANCE = {"hero": {"columns": ["id", "name"], "rows": [[1, "Hulk"], [2, "Thor"
 
 
 def config_for(server: ChatServer, **settings) -> LLMConfig:
+    # pool=1: a script's replies go to requests in arrival order, so these tests send one
+    # at a time (tests/test_judge_pool.py covers the concurrent pool).
     base = dict(base_url=server.base_url, model="test-model", connect_timeout=1.0,
-                read_timeout=2.0, deadline=10.0, retries=2, backoff=0.01)
+                read_timeout=2.0, deadline=10.0, retries=2, backoff=0.01, pool=1)
     return LLMConfig(**{**base, **settings})
 
 
@@ -231,11 +233,15 @@ def test_endpoint_down_is_a_clear_error_in_bounded_time():
     assert time.monotonic() - started < 2.0
 
 
-def test_judge_with_the_endpoint_down_abstains():
-    config = LLMConfig(base_url=f"http://127.0.0.1:{refused_port()}", retries=1, backoff=0.01)
+def test_judge_with_the_endpoint_down_abstains_once_the_breaker_opens():
+    config = LLMConfig(base_url=f"http://127.0.0.1:{refused_port()}", retries=1, backoff=0.01,
+                       pool=1)
     answer = ask(config)
-    assert answer.rows is None and answer.calls == 1
-    assert answer.error.startswith("the LLM judge is unavailable")
+    # Vote 1: two refused attempts; vote 2's first is the third failure in a row.
+    assert answer.rows is None and answer.calls == 2
+    assert answer.error == "judge unavailable"
+    assert "failed 3 times in a row" in answer.unavailable
+    assert "Connection refused" in answer.unavailable
     assert "Connection refused" in answer.votes[0]["error"]
 
 

@@ -62,23 +62,6 @@ def materialize_entry(plpy: Any, instance: str, schema: str | None, search_path:
     return name
 
 
-class _CancellableClient:
-    """An LLM chat client that lets PostgreSQL act on a pending cancel or statement_timeout
-    before each request: the server checks for them in queries only, never in Python code
-    or during an HTTP call, so without this a cancel waits for every vote of a duel."""
-
-    def __init__(self, client: Any, plpy: Any):
-        self._client = client
-        self._plpy = plpy
-
-    def chat(self, *args: Any, **kwargs: Any) -> Any:
-        self._plpy.execute("SELECT 1")  # raises QueryCanceled when one is pending
-        return self._client.chat(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
 @register("tournament")
 def tournament_entry(
     plpy: Any,
@@ -99,13 +82,20 @@ def tournament_entry(
 
     if candidates is None:
         raise InvalidInput("candidates must not be NULL")
+    config = None
+    if judge == "llm":  # an unconfigured endpoint is refused before any work
+        from siselect.selection.llm import require_endpoint
+
+        config = llm_config()
+        require_endpoint(config)
     executor = PlpyExecutor(plpy, search_path)
     opts = options_from(**options)
     catalog = load_catalog(executor)
     ref_tree = to_tree(reference, opts.dialect, catalog) if reference else None
-    chosen = make_judge(judge, ref_tree, llm_config() if judge == "llm" else None)
-    if hasattr(chosen, "client"):
-        chosen.client = _CancellableClient(chosen.client, plpy)
+    # The LLM judge's requests run in worker threads that never call plpy; the main thread
+    # waits on them in short slices and lets PostgreSQL act on a cancel between them
+    # (_call_deadline's poll), see siselect.selection.judge_pool.
+    chosen = make_judge(judge, ref_tree, config)
     with _call_deadline(plpy):
         return run_tournament(
             executor, list(candidates), question, evidence, chosen, opts, reference, catalog

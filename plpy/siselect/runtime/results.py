@@ -160,6 +160,30 @@ class SeparationResult:
 
 
 @dataclass(kw_only=True)
+class TokenCounts:
+    """Tokens the endpoint reported (``usage``) for the completions it was sent."""
+
+    prompt: int = doc("prompt tokens")
+    completion: int = doc("completion tokens")
+
+
+@dataclass(kw_only=True)
+class CompletionCounts:
+    """The judge's completions: sent to the endpoint, and answered from a cache."""
+
+    sent: int = doc("completions requested from the endpoint")
+    cached: int = doc("completions answered from a cache (identical prompts)")
+
+
+@dataclass(kw_only=True)
+class JudgeFailure:
+    """The judge's circuit breaker opened: the endpoint failed too often in a row."""
+
+    cause: str = doc("what failed (redacted)")
+    duels: int = doc("duels drawn with the reason 'judge unavailable'")
+
+
+@dataclass(kw_only=True)
 class JudgeRecord:
     """What the judge said on one duel's instance."""
 
@@ -167,6 +191,8 @@ class JudgeRecord:
     rows: list[list[Any]] | None = doc("the judge's answer rows; null when it abstained")
     votes: list[dict[str, Any]] = doc("individual votes (LLM samples, injected noise)")
     error: str | None = doc("why the judge failed, if it did")
+    tokens: Maybe[TokenCounts] = doc("tokens of the completions sent for this duel (LLM)",
+                                     absent=True)
 
 
 @dataclass(kw_only=True)
@@ -248,6 +274,12 @@ class TournamentResult:
     scores: dict[str, float] = doc("score by representative's input index")
     duels: list[Duel] = doc("every pair of groups, once")
     judge_calls: Maybe[int] = doc("LLM requests made (absent when no group ran)", absent=True)
+    judge_completions: Maybe[CompletionCounts] = doc("LLM completions sent and cached",
+                                                     absent=True)
+    judge_tokens: Maybe[TokenCounts] = doc("tokens of the LLM completions sent", absent=True)
+    judge_failure: Maybe[JudgeFailure] = doc(
+        "present when the judge failed (its circuit breaker opened): the cause, once",
+        absent=True)
     timings: dict[str, float] = doc("seconds: execution on D, and total")
     schema_version: str = version_field()
 

@@ -5,6 +5,7 @@ runs a trusted query on D'; ``none`` abstains (every duel is a draw); ``llm`` as
 OpenAI-compatible endpoint (:mod:`siselect.selection.llm`).
 """
 
+import dataclasses
 from typing import Any
 
 from sqlglot import exp
@@ -78,14 +79,24 @@ class NoisyJudge:
         self.replaced = 0
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
-        answer = self.inner.answer(context)
+        return self._noisy(context, self.inner.answer(context))
+
+    def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
+        """The inner judge's answers for all duels at once where it can; the noise is drawn
+        afterwards in the duels' order, so it does not depend on how they were obtained."""
+        many = getattr(self.inner, "answer_all", None)
+        answers = many(contexts) if many is not None else [self.inner.answer(c)
+                                                           for c in contexts]
+        return [self._noisy(c, a) for c, a in zip(contexts, answers, strict=True)]
+
+    def _noisy(self, context: JudgeContext, answer: JudgeAnswer) -> JudgeAnswer:
         # Draw on every call, so whether call n is replaced does not depend on earlier draws.
         if self.rng.random() >= self.noise or answer.rows is None:
             return answer
         wrong = self._wrong_rows(context, answer.rows)
         self.replaced += 1
         votes = [*answer.votes, {"rows": wrong, "replaced": answer.rows}]
-        return JudgeAnswer(wrong, votes, answer.error, answer.calls)
+        return dataclasses.replace(answer, rows=wrong, votes=votes)
 
     def _wrong_rows(self, context: JudgeContext, truth: list[list[Any]]) -> list[list[Any]]:
         from siselect.runtime.answers import answer_key, matches_judge

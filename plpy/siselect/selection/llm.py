@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+import requests.adapters
 
 from siselect import __version__
 from siselect.instances.render import FORMATS
@@ -33,6 +34,8 @@ from siselect.runtime.redact import (
     request_renderings,
     url_secrets,
 )
+from siselect.selection.judge_cache import MemoryCache, cache_key, persistent_cache
+from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Outcome, Pool, Request
 from siselect.selection.prompts import build_messages, parse_answer
 from siselect.selection.verdict import JudgeAnswer, JudgeContext
 
@@ -47,7 +50,7 @@ RESERVED_EXTRA = {"messages", "stream", "n", "model", "temperature", "top_p", "s
 class LLMConfig:
     """How to reach and ask the LLM; see :meth:`from_env` and :meth:`from_file`."""
 
-    base_url: str = "http://127.0.0.1:8000/v1"
+    base_url: str = ""  # no default: an unset endpoint is refused (see require_endpoint)
     model: str = ""  # omitted from the request when empty (single-model servers)
     api_key: str | None = field(default=None, repr=False)
     temperature: float | None = None  # None: the server's default
@@ -66,6 +69,11 @@ class LLMConfig:
     format: str = "json"  # how D' is shown: json, markdown or sql
     tolerance: float = 1e-6  # relative tolerance comparing numbers with the judge's
     min_decimals: int = 2  # a judge's number counts at its written precision, at least this
+    pool: int = 8  # requests of one call in flight at once
+    breaker_failures: int = 3  # consecutive endpoint failures that stop a call's requests
+    server_max_requests: int | None = None  # requests in flight across the server (admin)
+    cache_file: str | None = None  # a persistent cache of completions (SQLite; bench)
+    max_prompt_tokens: int | None = None  # estimated prompt size D' is shrunk to, or refused
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -197,6 +205,8 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "connect_timeout": (1e-3, 3600), "read_timeout": (1e-3, 86400), "deadline": (1e-3, 86400),
     "retries": (0, 20), "backoff": (0, 3600), "max_response_bytes": (1024, 1 << 31),
     "tolerance": (0, 1), "min_decimals": (0, 15), "seed": (-(2**63), 2**63 - 1),
+    "pool": (1, 256), "breaker_failures": (1, 1000), "server_max_requests": (1, 100_000),
+    "max_prompt_tokens": (64, 10**8),
 }
 
 
@@ -225,7 +235,7 @@ def _validate(config: LLMConfig) -> None:
         low, high = _BOUNDS.get(f.name, (-math.inf, math.inf))
         if _is_number(value) and not low <= value <= high:
             raise ConfigError(f"LLM setting {f.name}={value} is outside [{low}, {high}]")
-    if not re.match(r"https?://[^/\s]+", config.base_url):
+    if config.base_url and not re.match(r"https?://[^/\s]+", config.base_url):
         raise ConfigError("the LLM base_url must be an http(s) URL, not "
                           f"{redact_url(config.base_url)!r}")
     if config.format not in FORMATS:
@@ -250,11 +260,28 @@ class Completion:
 
 
 class _Retry(Exception):
-    """A failure worth another attempt (connection, timeout, 429, 5xx)."""
+    """A failure worth another attempt (connection, timeout, 429, 5xx); all but 429 are
+    failures of the endpoint, which the circuit breaker counts."""
 
-    def __init__(self, reason: str, wait: float | None = None):
+    def __init__(self, reason: str, wait: float | None = None, endpoint_failure: bool = True):
         super().__init__(reason)
         self.wait = wait
+        self.endpoint_failure = endpoint_failure
+
+
+NO_ENDPOINT = (
+    "the llm judge has no endpoint configured. In the server an administrator sets one: "
+    "SELECT siselect.set_llm_config('{\"base_url\": \"http://HOST:PORT/v1\"}') (or "
+    "SISELECT_LLM_URL in the server's environment); the CLI takes --llm-url, --llm-config "
+    "or SISELECT_LLM_URL. Or choose judge => 'reference' (with a reference query) or "
+    "judge => 'none' (--judge reference / --judge none)")
+
+
+def require_endpoint(config: LLMConfig) -> None:
+    """Refuse (SQLSTATE 22023) a configuration that names no endpoint: there is no default
+    address, so that an unconfigured judge fails at once instead of after its retries."""
+    if not config.base_url:
+        raise ConfigError(NO_ENDPOINT)
 
 
 _USE_CONFIG: Any = object()
@@ -263,12 +290,21 @@ _USE_CONFIG: Any = object()
 class ChatClient:
     """Calls the chat-completions endpoint with timeouts, retries and a size cap."""
 
-    def __init__(self, config: LLMConfig, session: requests.Session | None = None):
+    def __init__(self, config: LLMConfig, session: requests.Session | None = None,
+                 breaker: Breaker | None = None):
+        require_endpoint(config)
         self.config = config
+        self.breaker = breaker
         self.url = config.endpoint()
         self.shown_url = redact_url(self.url)  # the only form of the URL in messages
         self.secrets = [config.api_key, *url_secrets(self.url)]
-        self.session = session or requests.Session()
+        if session is None:
+            session = requests.Session()
+            # One pooled connection per concurrent request (urllib3 keeps 10 by default).
+            adapter = requests.adapters.HTTPAdapter(pool_maxsize=max(10, config.pool))
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+        self.session = session
         self.headers = {"Content-Type": "application/json", "Accept": "application/json",
                         "User-Agent": f"siselect/{__version__}"}
         if config.api_key:
@@ -316,14 +352,37 @@ class ChatClient:
         while True:
             attempt += 1
             call_deadline.check()  # the caller's statement_timeout, or a cancel
+            self._check_breaker()
             try:
                 completion = self._attempt(body, deadline)
             except _Retry as exc:
+                if self.breaker is not None and exc.endpoint_failure:
+                    self.breaker.failure(str(exc), self.shown_url)
+                self._check_breaker()
                 pause = self._pause(exc, attempt, deadline, started)
-                time.sleep(call_deadline.bounded(pause))
+                self._sleep(call_deadline.bounded(pause))
                 continue
+            except JudgeReplyInvalid:
+                self._endpoint_answered()
+                raise
+            self._endpoint_answered()
             completion.attempts, completion.seconds = attempt, time.monotonic() - started
             return completion
+
+    def _check_breaker(self) -> None:
+        if self.breaker is not None and self.breaker.is_open:
+            raise JudgeUnavailable(UNAVAILABLE)
+
+    def _endpoint_answered(self) -> None:
+        if self.breaker is not None:
+            self.breaker.success()
+
+    def _sleep(self, seconds: float) -> None:
+        """A pause between attempts, cut short when the breaker opens."""
+        if self.breaker is None:
+            time.sleep(seconds)
+        else:
+            self.breaker.opened.wait(seconds)
 
     def _pause(self, failure: _Retry, attempt: int, deadline: float, started: float) -> float:
         """How long to wait before the next attempt, or JudgeUnavailable if there is none."""
@@ -359,7 +418,8 @@ class ChatClient:
             if status == 429 or status >= 500 or status != 200:
                 said = self._shown(_error_text(response), body, ERROR_BODY_CHARS)
                 if status == 429 or status >= 500:
-                    raise _Retry(f"HTTP {status}: {said}", _retry_after(response))
+                    raise _Retry(f"HTTP {status}: {said}", _retry_after(response),
+                                 endpoint_failure=status != 429)
                 raise JudgeUnavailable(f"the LLM endpoint {self.shown_url} refused the "
                                        f"request: HTTP {status}: {said}")
             raw = self._read(response, deadline, timeout)
@@ -485,16 +545,32 @@ def _completion(raw: bytes, shown: Any = str) -> Completion:
 
 class LLMJudge:
     """Asks the LLM ``votes`` times (seeds seed, seed+1, ...) and takes the majority
-    answer; every vote is kept in the answer for the report."""
+    answer; every vote is kept in the answer for the report.
+
+    :meth:`answer_all` judges many duels at once: the first votes of every duel go out
+    together through a bounded pool (:mod:`siselect.selection.judge_pool`), then one more
+    vote for each duel still undecided, round by round. Votes are placed by duel and vote
+    number, so the answers do not depend on the pool's size or the order of the replies.
+    """
 
     name = "llm"
 
     def __init__(self, config: LLMConfig, client: ChatClient | None = None):
+        require_endpoint(config)
         self.config = config
+        self.breaker = Breaker(config.breaker_failures)
         self.client = client or ChatClient(config)
+        self.client.breaker = self.breaker
+        self.persistent = persistent_cache(config.cache_file, Completion)
+        caches: list[Any] = [MemoryCache()]
+        if self.persistent is not None:
+            caches.append(self.persistent)
+        self.pool = Pool(self._send, config.pool, self.breaker, caches)
 
     def close(self) -> None:
         self.client.close()
+        if self.persistent is not None:
+            self.persistent.close()
 
     def __enter__(self) -> "LLMJudge":
         return self
@@ -511,37 +587,84 @@ class LLMJudge:
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         """The majority answer on D'; ``rows`` is None when no vote gave an answer or the
         endpoint is unavailable (the duel is then a draw)."""
-        messages = build_messages(context, self.config.format)
-        votes: list[dict[str, Any]] = []
-        for i in range(self.config.votes):
-            seed = None if self.config.seed is None else self.config.seed + i
-            try:
-                vote = self._vote(messages, seed)
-            except JudgeUnavailable as exc:
-                votes.append({"seed": seed, "rows": None, "error": str(exc)})
-                return JudgeAnswer(None, votes, error=f"the LLM judge is unavailable: {exc}",
-                                   calls=len(votes))
-            votes.append(vote)
-            if self.config.early_stop and self._decided(votes):
-                break
-        return self._majority(votes)
+        return self.answer_all([context])[0]
 
-    def _vote(self, messages: list[dict[str, str]], seed: int | None) -> dict[str, Any]:
-        vote: dict[str, Any] = {"seed": seed, "rows": None, "error": None}
+    def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
+        """:meth:`answer` for each context, the requests of all of them sent concurrently."""
+        cfg = self.config
+        messages = [build_messages(c, cfg.format) for c in contexts]
+        votes: list[list[dict[str, Any]]] = [[] for _ in contexts]
+        undecided = list(range(len(contexts)))
+        asked = 0
+        while undecided and asked < cfg.votes:
+            # Early stop: a majority's worth first, then one vote at a time.
+            upto = cfg.votes if not cfg.early_stop else min(
+                cfg.votes, asked + (cfg.votes // 2 + 1 if asked == 0 else 1))
+            batch = [(d, v) for d in undecided for v in range(asked, upto)]
+            outcomes = self.pool.run([self._request(messages[d], v) for d, v in batch])
+            for (d, v), outcome in zip(batch, outcomes, strict=True):
+                votes[d].append(self._vote(v, outcome))
+            asked = upto
+            undecided = [d for d in undecided
+                         if not any("unavailable" in v for v in votes[d])
+                         and not (cfg.early_stop and self._decided(votes[d]))]
+        return [self._answer(v) for v in votes]
+
+    def _seed(self, vote: int) -> int | None:
+        return None if self.config.seed is None else self.config.seed + vote
+
+    def _request(self, messages: list[dict[str, str]], vote: int) -> Request:
+        seed = self._seed(vote)
+        body = self.config.request_body(messages, seed)
+        return Request(cache_key(redact_url(self.client.url), body, vote), messages, seed)
+
+    def _send(self, request: Request) -> Outcome:
+        """One completion; runs in a worker thread: HTTP only, never PostgreSQL."""
         try:
-            completion = self.client.chat(messages, seed)
+            return Outcome(completion=self.client.chat(request.messages, request.seed))
         except JudgeReplyInvalid as exc:
-            vote["error"] = str(exc)
+            return Outcome(error=str(exc))
+        except JudgeUnavailable as exc:
+            return Outcome(unavailable=str(exc))
+
+    def _vote(self, number: int, outcome: Outcome) -> dict[str, Any]:
+        vote: dict[str, Any] = {"seed": self._seed(number), "rows": None,
+                                "error": outcome.error}
+        if not outcome.sent:
+            vote["sent"] = False
+        if outcome.unavailable is not None:
+            vote.update(error=outcome.unavailable, unavailable=True)
+            return vote
+        completion = outcome.completion
+        if completion is None:
             return vote
         vote.update(text=completion.text[:MAX_VOTE_TEXT],
                     text_truncated=len(completion.text) > MAX_VOTE_TEXT,
                     finish_reason=completion.finish_reason, attempts=completion.attempts,
-                    seconds=round(completion.seconds, 3))
+                    seconds=round(completion.seconds, 3), cached=outcome.cached)
+        if not outcome.cached:
+            vote["tokens"] = usage_tokens(completion.usage)
         try:
             vote["rows"] = parse_answer(completion.text)
         except ValueError as exc:
             vote["error"] = f"unreadable answer: {exc}"
         return vote
+
+    def _answer(self, votes: list[dict[str, Any]]) -> JudgeAnswer:
+        answer = self._majority(votes)
+        answer.cached = sum(1 for v in votes if v.get("cached"))
+        answer.calls = sum(1 for v in votes if not v.get("cached") and v.get("sent", True))
+        spent = [v["tokens"] for v in votes if "tokens" in v]
+        answer.tokens = {k: sum(t[k] for t in spent) for k in ("prompt", "completion")}
+        lost = next((v["error"] for v in votes if v.get("unavailable")), None)
+        if lost is not None:
+            answer.rows = None
+            if self.breaker.is_open:  # the judge failed (stated once, by the tournament)
+                answer.unavailable = self.breaker.cause
+                answer.error = UNAVAILABLE
+            else:
+                answer.error = f"the LLM judge is unavailable: {lost}"
+        return answer
 
     def _same(self, a: list[list[Any]], b: list[list[Any]]) -> bool:
         # Either way round: each vote's numbers count at the precision that vote wrote.
@@ -568,8 +691,16 @@ class LLMJudge:
         if not groups:
             first = next((v["error"] for v in votes if v["error"]), "no reply")
             return JudgeAnswer(None, votes, error=f"no usable answer in {len(votes)} vote(s): "
-                                                  f"{first}", calls=len(votes))
+                                                  f"{first}")
         best = max(groups, key=len)  # max keeps the first of equally large groups
         for i, vote in enumerate(votes):
             vote["majority"] = i in best
-        return JudgeAnswer(votes[best[0]]["rows"], votes, calls=len(votes))
+        return JudgeAnswer(votes[best[0]]["rows"], votes)
+
+
+def usage_tokens(usage: dict[str, Any]) -> dict[str, int]:
+    """Prompt and completion tokens from a reply's ``usage`` (0 where it says nothing)."""
+    def count(name: str) -> int:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return {"prompt": count("prompt_tokens"), "completion": count("completion_tokens")}

@@ -21,7 +21,8 @@ from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import Cancelled, InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import Duel, TournamentResult, serialise
-from siselect.selection.judges import Judge, JudgeContext
+from siselect.selection.judge_pool import UNAVAILABLE
+from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
 from siselect.sqltext.transpile import to_tree
 
 MAX_CANDIDATES = 64
@@ -57,6 +58,7 @@ class Tournament:
     reference: exp.Query | None = None
     duels: list[dict[str, Any]] = field(default_factory=list)
     judge_calls: int = 0
+    answers: list[JudgeAnswer] = field(default_factory=list)
 
 
 def prepare(
@@ -112,8 +114,21 @@ def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
     return "draw", "neither answer matches the judge's"
 
 
-def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str, Any]:
-    """Separate two representatives, ask the judge, and score the result."""
+@dataclass
+class Pending:
+    """A duel separated on the database and waiting for the judge (or already decided)."""
+
+    ga: Group
+    gb: Group
+    record: dict[str, Any]
+    sep: dict[str, Any]
+    context: JudgeContext | None = None  # None: no judge needed, the record is final
+    on_d: tuple[Rows, Rows] | None = None
+    run_on_instance: Any = None
+
+
+def separate_duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> Pending:
+    """Separate two representatives: the database work of a duel, before any judge call."""
     a, b = entries[ga.representative], entries[gb.representative]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree))
@@ -128,11 +143,11 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
             verdict="draw",
             reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})",
         )
-        return _score(ga, gb, record, {})
+        return Pending(ga, gb, record, {})
     record["separation"] = sep["status"]
     if sep["status"] != "separated":
         record.update(verdict="draw", reason=f"no separating instance: {sep.get('reason')}")
-        return _score(ga, gb, record, sep)
+        return Pending(ga, gb, record, sep)
     on_d = pair.answers_on(sep["row_ids"])
     grouped = group_rows(sep["row_ids"], t.catalog)
 
@@ -143,7 +158,20 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
             raise privileges.explain(exc, tree, t.catalog) from None
 
     context = JudgeContext(t.question, t.evidence, sep["instance"], t.catalog, run_on_instance)
-    answer = t.judge.answer(context)
+    return Pending(ga, gb, record, sep, context, on_d, run_on_instance)
+
+
+def judge_all(judge: Judge, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
+    """The judge's answers for many duels: at once where the judge can (the LLM's requests
+    go out concurrently), else one after another."""
+    many = getattr(judge, "answer_all", None)
+    return many(contexts) if many is not None else [judge.answer(c) for c in contexts]
+
+
+def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
+    """A separated duel's verdict from the judge's answer; scored."""
+    assert p.on_d is not None
+    record, sep = p.record, p.sep
     t.judge_calls += answer.calls
     record["instance"] = sep["instance"]
     record["rows"] = sep["rows"]
@@ -155,18 +183,54 @@ def duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> dict[str,
         "votes": answer.votes,
         "error": answer.error,
     }
-    record["answers"] = {"a": answer_json(on_d[0]), "b": answer_json(on_d[1])}
+    if answer.tokens is not None:
+        record["judge"]["tokens"] = answer.tokens
+    record["answers"] = {"a": answer_json(p.on_d[0]), "b": answer_json(p.on_d[1])}
     tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
-    side, why = verdict(answer.rows, on_d[0], on_d[1], tolerance)
-    if answer.error and answer.rows is None:
+    side, why = verdict(answer.rows, p.on_d[0], p.on_d[1], tolerance)
+    if answer.unavailable is not None:
+        why = UNAVAILABLE
+    elif answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
     record.update(verdict=side, reason=why)
     if t.reference is not None and t.judge.name != "reference":
-        ref = run_on_instance(t.reference)
+        ref = p.run_on_instance(t.reference)
         record["reference_answer"] = answer_json(ref)
         if answer.rows is not None and not matches_judge(ref.rows, answer.rows):
             record["evidence_against_reference"] = True
-    return _score(ga, gb, record, sep)
+    return _score(p.ga, p.gb, record, sep)
+
+
+def play(t: Tournament, pairs: list[tuple[Group, Group]], entries: list[Entry]) -> None:
+    """Separate every pair (database work, in order), judge every instance (concurrently
+    where the judge can), then score in the pairs' order."""
+    pending = [separate_duel(t, ga, gb, entries) for ga, gb in pairs]
+    asked = [p for p in pending if p.context is not None]
+    answers = judge_all(t.judge, [p.context for p in asked if p.context is not None])
+    by_pair = {id(p): a for p, a in zip(asked, answers, strict=True)}
+    for p in pending:
+        if p.context is None:
+            t.duels.append(_score(p.ga, p.gb, p.record, p.sep))
+            continue
+        answer = by_pair[id(p)]
+        t.answers.append(answer)
+        t.duels.append(judged(t, p, answer))
+
+
+def judge_figures(answers: list[JudgeAnswer]) -> dict[str, Any]:
+    """What the judge cost and whether it failed: completions sent and cached, tokens,
+    and ``judge_failure`` (stated once) when its circuit breaker opened."""
+    figures: dict[str, Any] = {}
+    spent = [a.tokens for a in answers if a.tokens is not None]
+    if spent:
+        figures["judge_completions"] = {"sent": sum(a.calls for a in answers),
+                                        "cached": sum(a.cached for a in answers)}
+        figures["judge_tokens"] = {k: sum(t.get(k, 0) for t in spent)
+                                   for k in ("prompt", "completion")}
+    lost = [a for a in answers if a.unavailable is not None]
+    if lost:
+        figures["judge_failure"] = {"cause": lost[0].unavailable, "duels": len(lost)}
+    return figures
 
 
 def _score(ga: Group, gb: Group, record: dict[str, Any], sep: dict[str, Any]) -> dict[str, Any]:
@@ -233,8 +297,7 @@ def run_tournament(
             decided_by="none",
         )
         return _timed(result, started, t_exec)
-    for ga, gb in itertools.combinations(groups, 2):
-        t.duels.append(duel(t, ga, gb, entries))
+    play(t, list(itertools.combinations(groups, 2)), entries)
     best, how = winner(groups)
     if len(groups) == 1:
         how = "single group"
@@ -257,6 +320,7 @@ def run_tournament(
         duels=t.duels,
         judge_calls=t.judge_calls,
     )
+    result.update(judge_figures(t.answers))
     return _timed(result, started, t_exec)
 
 

@@ -25,7 +25,11 @@ class JudgeAnswer:
     rows: list[list[Any]] | None
     votes: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
-    calls: int = 0
+    calls: int = 0  # completions sent to an endpoint (not those answered from a cache)
+    # Set when the judge could not be reached and its circuit breaker opened: the cause.
+    unavailable: str | None = None
+    cached: int = 0  # completions answered from a cache
+    tokens: dict[str, int] | None = None  # {"prompt": n, "completion": m} of those sent
 
 
 class Judge(Protocol):
