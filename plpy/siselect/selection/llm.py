@@ -566,6 +566,7 @@ class LLMJudge:
         if self.persistent is not None:
             caches.append(self.persistent)
         self.pool = Pool(self._send, config.pool, self.breaker, caches)
+        self.rounds: list[int] = []  # completions sent in each round (benchmarks read it)
 
     def close(self) -> None:
         self.client.close()
@@ -601,7 +602,9 @@ class LLMJudge:
             upto = cfg.votes if not cfg.early_stop else min(
                 cfg.votes, asked + (cfg.votes // 2 + 1 if asked == 0 else 1))
             batch = [(d, v) for d in undecided for v in range(asked, upto)]
+            sent = self.pool.counts.sent
             outcomes = self.pool.run([self._request(messages[d], v) for d, v in batch])
+            self.rounds.append(self.pool.counts.sent - sent)
             for (d, v), outcome in zip(batch, outcomes, strict=True):
                 votes[d].append(self._vote(v, outcome))
             asked = upto
