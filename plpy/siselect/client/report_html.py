@@ -19,7 +19,7 @@ TEMPLATE = "report.html.j2"
 
 
 @cache
-def _environment() -> Any:
+def environment() -> Any:
     import jinja2  # client-side only: the server renders Markdown, never HTML
 
     env = jinja2.Environment(
@@ -31,9 +31,10 @@ def _environment() -> Any:
     )
     env.filters["cell"] = value_text
     env.filters["json_text"] = lambda value: json.dumps(value, ensure_ascii=False)
+    env.filters["percent"] = lambda share: "-" if share is None else f"{share:.1%}"
     return env
 
 
 def html_report(result: dict[str, Any], inputs: Inputs | None = None) -> str:
     """The whole tournament as an HTML page."""
-    return _environment().get_template(TEMPLATE).render(v=report_view(result, inputs))
+    return environment().get_template(TEMPLATE).render(v=report_view(result, inputs))

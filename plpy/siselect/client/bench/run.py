@@ -155,6 +155,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--label", help="a name for this run in plots (e.g. the K it was made at)")
     p.add_argument("--statement-timeout", type=int, default=60_000, metavar="MS",
                    help="per-query time limit in milliseconds (default 60000)")
+    p.add_argument("--llm-cache", metavar="FILE|off",
+                   help="the LLM judge's completions kept between runs, so that a resumed or "
+                   "repeated run sends none twice (default: SISELECT_LLM_CACHE_FILE, else "
+                   f"{DEFAULT_LLM_CACHE})")
     p.add_argument("--json", action="store_true", help="last line: the summary as JSON")
     llm_options(p)
     common(p, db=False)
@@ -166,6 +170,22 @@ def _baselines(text: str) -> tuple[str, ...]:
     if unknown:
         raise InvalidInput(f"unknown baseline {', '.join(unknown)}; use {', '.join(METHODS)}")
     return names
+
+
+DEFAULT_LLM_CACHE = "$XDG_CACHE_HOME/siselect/llm-completions.sqlite"
+
+
+def llm_cache(given: str | None, configured: str | None) -> str | None:
+    """The persistent cache's file: --llm-cache (off: none), the configuration's, or the
+    user's cache folder."""
+    if given is not None:
+        return None if given.lower() == "off" else given
+    if configured:
+        return configured
+    import os
+
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(home, "siselect", "llm-completions.sqlite")
 
 
 def settings_from(args: argparse.Namespace) -> "Settings":
@@ -183,6 +203,11 @@ def settings_from(args: argparse.Namespace) -> "Settings":
         raise InvalidInput("--workers must be at least 1")
     uses_llm = args.judge == "llm" or any(b in LLM_METHODS for b in baselines)
     config = llm_config_from(args) if uses_llm else None
+    if config is not None:
+        import dataclasses
+
+        config = dataclasses.replace(config, cache_file=llm_cache(args.llm_cache,
+                                                                  config.cache_file))
     options = Options(dialect=DIALECT, strategy=args.strategy, max_rows=args.max_rows,
                       seed=args.seed, backend=args.backend,
                       with_references=args.with_references,
@@ -210,6 +235,8 @@ def _terminate_like_interrupt() -> Iterator[None]:
 
 def bench_command(args: argparse.Namespace) -> int:
     """Handler of ``siselect bench``."""
+    from siselect.client.bench.index import breakdown_text, dropped_lines, write_index
+    from siselect.client.bench.output import read_results
     from siselect.client.options import emit_json, info, resolve_dsn
 
     settings = settings_from(args)
@@ -220,7 +247,12 @@ def bench_command(args: argparse.Namespace) -> int:
     with _terminate_like_interrupt():
         summary = run_bench(run, info)
     print(summary_table(summary))
-    info(f"results, reports and summary.json are in {run.out}")
+    _, records = read_results(run.out)
+    print(breakdown_text(records, [m for m in summary["accuracy"] if m != "upper_bound"]))
+    for line in dropped_lines(records):
+        print(line)
+    index = write_index(run.out, summary, records)
+    info(f"results, reports and summary.json are in {run.out}; open {index}")
     if args.json:
         emit_json(summary)
     return 0

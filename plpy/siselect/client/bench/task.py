@@ -34,6 +34,7 @@ from siselect.runtime.redact import redact_url
 from siselect.runtime.results import serialise
 from siselect.selection.judges import Judge, NoisyJudge, make_judge
 from siselect.selection.report import markdown_report
+from siselect.selection.report_view import Inputs
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
 from siselect.sqltext.transpile import to_tree
 
@@ -220,6 +221,8 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         hits={m: c is not None and c in correct for m, c in choices.items()},
         decided_by=(result or {}).get("decided_by"), tournament_error=error,
         duels=_duels(result), judge_calls=(result or {}).get("judge_calls", 0),
+        **{k: result[k] for k in ("judge_completions", "judge_tokens", "judge_failure")
+           if result and k in result},
         baseline_calls={m: r["calls"] for m, r in llm_runs.items()},
         baseline_runs=llm_runs)
     record["timings"] = clock.done()
@@ -248,8 +251,10 @@ def task_report(task: Task, record: dict[str, Any], result: dict[str, Any] | Non
         lines.append(f"The gold query failed on PostgreSQL: {err['message']} "
                      f"(SQLSTATE {err['sqlstate']}); the task is not scored.\n")
         return "\n".join(lines)
-    correct = ", ".join(map(str, record["correct"])) or "none"
-    lines.append(f"Candidates returning the gold result (BIRD's rule): {correct}\n")
+    right = record["correct"]
+    correct = (f"candidate{'s' if len(right) > 1 else ''} {', '.join(map(str, right))}"
+               if right else "none")
+    lines.append(f"Returning the gold result (BIRD's rule): {correct}\n")
     lines += _candidates_text(task, record)
     lines.append("| method | chose | correct |\n| --- | --- | --- |")
     for method, choice in record["choices"].items():
@@ -260,5 +265,6 @@ def task_report(task: Task, record: dict[str, Any], result: dict[str, Any] | Non
         lines.append(f"\nThe tournament failed: {err['message']} (SQLSTATE {err['sqlstate']})\n")
     lines.append("")
     if result is not None:
-        lines.append(markdown_report(result).replace("# Tournament:", "## Tournament:", 1))
+        shown = markdown_report(result, Inputs(task.candidates, task.evidence, None, "sqlite"))
+        lines.append(shown.replace("# Tournament:", "## Tournament:", 1))
     return "\n".join(lines)
