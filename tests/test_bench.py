@@ -198,12 +198,17 @@ def test_llm_baselines_run_through_the_harness(data, dsn, superhero, capsys):
             return '{"choice": 1}'
         return '{"better": "B"}' if '"better"' in system else '{"rows": [[0]]}'  # the judge
 
+    cache = data["root"] / "llm-cache.sqlite"
     with ChatServer() as chat:
         chat.respond_with(reply)
-        summary = run_bench(capsys, *bench_args(
+        args = bench_args(
             data, dsn, data["root"] / "llm", "--limit", "3", "--judge", "llm", "--baselines",
-            "consistency,naive,pairwise", "--llm-url", chat.base_url, "--llm-model", "m"))
+            "consistency,naive,pairwise", "--llm-url", chat.base_url, "--llm-model", "m",
+            "--llm-cache", str(cache))
+        summary = run_bench(capsys, *args)
         calls = len(chat.chat_requests())
+        again = run_bench(capsys, *args, "--force")
+        calls_again = len(chat.chat_requests()) - calls
     assert summary["judge"] == "llm"
     assert set(summary["accuracy"]) == {"tournament", "consistency", "naive", "pairwise",
                                         "upper_bound"}
@@ -211,6 +216,12 @@ def test_llm_baselines_run_through_the_harness(data, dsn, superhero, capsys):
     assert summary["baseline_calls"]["pairwise"] == 3 * 2  # one pair a task, settled by two
     assert summary["judge_calls"] == 2 * summary["separated"]  # two agreeing votes a duel
     assert calls == summary["judge_calls"] + sum(summary["baseline_calls"].values())
+    assert summary["judge_completions"] == {"sent": summary["judge_calls"], "cached": 0}
+    assert summary["judge_tokens"]["prompt"] == 10 * summary["judge_calls"]  # usage's figure
+    # Repeated: the judge's completions come from the cache (the baselines ask again).
+    assert again["judge_completions"] == {"sent": 0, "cached": summary["judge_calls"]}
+    assert calls_again == sum(again["baseline_calls"].values())
+    assert cache.stat().st_size > 0
     for r in records(data["root"] / "llm"):
         assert r["choices"]["naive"] == 0  # the first candidate listed
         groups = r["baseline_runs"]["pairwise"]["duels"]

@@ -7,7 +7,14 @@ Part of the result contract of :mod:`siselect.runtime.results` (serialised there
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from siselect.runtime.results import Maybe, doc, version_field
+from siselect.runtime.results import (
+    CompletionCounts,
+    JudgeFailure,
+    Maybe,
+    TokenCounts,
+    doc,
+    version_field,
+)
 
 QuestionId = int | str
 
@@ -78,6 +85,12 @@ class BenchRecord:
                                                       absent=True)
     duels: Maybe[list[BenchDuel]] = doc("the tournament's duels in brief", absent=True)
     judge_calls: Maybe[int] = doc("LLM requests of the tournament's judge", absent=True)
+    judge_completions: Maybe[CompletionCounts] = doc(
+        "the LLM judge's completions, sent and cached", absent=True)
+    judge_tokens: Maybe[TokenCounts] = doc("tokens of the LLM judge's completions sent",
+                                           absent=True)
+    judge_failure: Maybe[JudgeFailure] = doc("the LLM judge failed (its breaker opened)",
+                                             absent=True)
     baseline_calls: Maybe[dict[str, int]] = doc("LLM requests by LLM baseline", absent=True)
     baseline_runs: Maybe[dict[str, dict[str, Any]]] = doc("each LLM baseline's runs",
                                                          absent=True)
@@ -121,6 +134,10 @@ class BenchSummary:
     correct: dict[str, int] = doc("scored tasks each method got right")
     decided_by: dict[str, int] = doc("scored tasks by what decided the tournament")
     judge_calls: int = doc("LLM requests of the tournament's judge")
+    judge_completions: CompletionCounts = doc("the LLM judge's completions, sent and cached "
+                                              "(a cache answers repeated and resumed runs)")
+    judge_tokens: TokenCounts = doc("tokens of the LLM judge's completions sent")
+    judge_failed: list[QuestionId] = doc("tasks whose LLM judge failed (breaker opened)")
     baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
     pair_seconds: Spread = doc("seconds per duel (median, p95)")
     task_seconds: Spread = doc("seconds per task (median, p95)")

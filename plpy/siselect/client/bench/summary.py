@@ -60,6 +60,9 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "accuracy": accuracy, "correct": correct,
         "decided_by": dict(sorted(Counter(str(r["decided_by"]) for r in scored).items())),
         "judge_calls": sum(r.get("judge_calls", 0) for r in scored),
+        "judge_completions": _totals(scored, "judge_completions", ("sent", "cached")),
+        "judge_tokens": _totals(scored, "judge_tokens", ("prompt", "completion")),
+        "judge_failed": [r["question_id"] for r in scored if r.get("judge_failure")],
         "baseline_calls": _call_totals(scored),
         "pair_seconds": {k: _rounded(v) for k, v in spread(
             [d["seconds"] for d in duels if d.get("seconds") is not None],
@@ -68,6 +71,10 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "elapsed_seconds": _rounded(elapsed, 3),
     }
     return serialise(BenchSummary, summary)
+
+
+def _totals(records: list[dict[str, Any]], name: str, keys: tuple[str, ...]) -> dict[str, int]:
+    return {k: sum(r.get(name, {}).get(k, 0) for r in records) for k in keys}
 
 
 def _call_totals(scored: list[dict[str, Any]]) -> dict[str, int]:
@@ -116,4 +123,11 @@ def summary_table(summary: dict[str, Any]) -> str:
     calls = ", ".join(f"{m} {c}" for m, c in summary["baseline_calls"].items())
     lines.append(f"  judge calls {summary['judge_calls']}" + (f"; baseline calls {calls}"
                                                               if calls else ""))
+    sent, tokens = summary.get("judge_completions"), summary.get("judge_tokens")
+    if sent and tokens and (sent["sent"] or sent["cached"]):
+        lines.append(f"  judge completions sent {sent['sent']}, from the cache "
+                     f"{sent['cached']}; tokens in {tokens['prompt']}, out "
+                     f"{tokens['completion']}")
+    if summary.get("judge_failed"):
+        lines.append(f"  the LLM judge failed (breaker opened): {summary['judge_failed']}")
     return "\n".join(lines)
