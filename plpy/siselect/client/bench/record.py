@@ -134,10 +134,14 @@ class BenchSummary:
     correct: dict[str, int] = doc("scored tasks each method got right")
     decided_by: dict[str, int] = doc("scored tasks by what decided the tournament")
     judge_calls: int = doc("LLM requests of the tournament's judge")
-    judge_completions: CompletionCounts = doc("the LLM judge's completions, sent and cached "
-                                              "(a cache answers repeated and resumed runs)")
-    judge_tokens: TokenCounts = doc("tokens of the LLM judge's completions sent")
-    judge_failed: list[QuestionId] = doc("tasks whose LLM judge failed (breaker opened)")
+    # Absent from summaries written before issue 17.
+    judge_completions: Maybe[CompletionCounts] = doc(
+        "the LLM judge's completions, sent and cached (a cache answers repeated and resumed "
+        "runs)", absent=True)
+    judge_tokens: Maybe[TokenCounts] = doc("tokens of the LLM judge's completions sent",
+                                           absent=True)
+    judge_failed: Maybe[list[QuestionId]] = doc("tasks whose LLM judge failed (breaker "
+                                                "opened)", absent=True)
     baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
     pair_seconds: Spread = doc("seconds per duel (median, p95)")
     task_seconds: Spread = doc("seconds per task (median, p95)")
