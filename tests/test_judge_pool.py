@@ -221,3 +221,77 @@ def test_a_cancel_during_the_judge_wait_ends_the_call(dsn, superhero, chat):
             assert failure and isinstance(failure[0], psycopg.errors.QueryCanceled)
         finally:
             admin.execute("SELECT siselect.set_llm_config(NULL)")
+
+
+# ---- the server-wide limit ---------------------------------------------------------------
+
+SLOTS_HELD = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+              "AND classid = %s::oid")
+
+
+def test_the_server_wide_limit_caps_requests_in_flight(executor, chat, dsn):
+    from siselect.selection.server_slots import LOCK_CLASS
+
+    held: list[int] = []
+    lock = threading.Lock()
+    with psycopg.connect(dsn, autocommit=True) as watcher:
+        def reply(request):
+            with lock:  # the places taken, seen from another session as the request arrives
+                held.append(watcher.execute(SLOTS_HELD, (LOCK_CLASS,)).fetchone()[0])
+            return Reply('{"rows": [[1]]}', delay=0.3)
+
+        chat.respond_with(reply)
+        with LLMJudge(config(chat.base_url, pool=8, server_max_requests=2)) as judge:
+            result = run_tournament(executor, CANDIDATES, QUESTION, None, judge, Options())
+        assert result["judge_completions"]["sent"] == len(held) > 2
+        assert max(held) == 2, "never more than two places taken"
+        arrivals = sorted(r.received for r in chat.chat_requests())
+        assert all(b - a >= 0.25 for a, b in zip(arrivals, arrivals[2:])), \
+            "a third request waits for one of two to finish"
+        assert watcher.execute(SLOTS_HELD, (LOCK_CLASS,)).fetchone()[0] == 0, "all released"
+
+
+def test_a_call_waits_while_other_sessions_hold_every_place(executor, chat, dsn):
+    from siselect.selection.server_slots import LOCK_CLASS
+
+    chat.respond_with(lambda request: '{"rows": [[1]]}')
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s, 0)", (LOCK_CLASS,))
+        done: list[dict] = []
+
+        def call() -> None:
+            with LLMJudge(config(chat.base_url, server_max_requests=1)) as judge:
+                done.append(run_tournament(executor, CANDIDATES, QUESTION, None, judge,
+                                           Options()))
+
+        worker = threading.Thread(target=call)
+        worker.start()
+        time.sleep(6)  # the separations, then the wait for a place
+        assert not chat.chat_requests() and not done, "nothing sent while no place is free"
+        other.execute("SELECT pg_advisory_unlock(%s, 0)", (LOCK_CLASS,))
+        worker.join(timeout=60)
+    assert done and done[0]["judge_completions"]["sent"] == len(chat.chat_requests()) > 0
+
+
+def test_the_limit_inside_the_server(dsn, superhero, chat):
+    from siselect.selection.server_slots import LOCK_CLASS
+
+    held: list[int] = []
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        def reply(request):
+            held.append(admin.execute(SLOTS_HELD, (LOCK_CLASS,)).fetchone()[0])
+            return '{"rows": [[1]]}'
+
+        chat.respond_with(reply)
+        settings = {"base_url": chat.base_url, "server_max_requests": 1}
+        admin.execute("SELECT siselect.set_llm_config(%s::jsonb)", (json.dumps(settings),))
+        try:
+            with psycopg.connect(dsn, autocommit=True) as caller:
+                result = caller.execute(
+                    "SELECT siselect.tournament(%s, %s, judge => 'llm', search_path => %s)",
+                    (CANDIDATES, QUESTION, superhero)).fetchone()[0]
+                assert caller.execute(SLOTS_HELD, (LOCK_CLASS,)).fetchone()[0] == 0
+        finally:
+            admin.execute("SELECT siselect.set_llm_config(NULL)")
+    assert result["judge_completions"]["sent"] == len(held) > 0
+    assert set(held) == {1}

@@ -23,6 +23,7 @@ from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import Duel, TournamentResult, serialise
 from siselect.selection.judge_pool import UNAVAILABLE
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
+from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
 
 MAX_CANDIDATES = 64
@@ -205,6 +206,7 @@ def play(t: Tournament, pairs: list[tuple[Group, Group]], entries: list[Entry]) 
     """Separate every pair (database work, in order), judge every instance (concurrently
     where the judge can), then score in the pairs' order."""
     pending = [separate_duel(t, ga, gb, entries) for ga, gb in pairs]
+    _server_limit(t)
     asked = [p for p in pending if p.context is not None]
     answers = judge_all(t.judge, [p.context for p in asked if p.context is not None])
     by_pair = {id(p): a for p, a in zip(asked, answers, strict=True)}
@@ -215,6 +217,14 @@ def play(t: Tournament, pairs: list[tuple[Group, Group]], entries: list[Entry]) 
         answer = by_pair[id(p)]
         t.answers.append(answer)
         t.duels.append(judged(t, p, answer))
+
+
+def _server_limit(t: Tournament) -> None:
+    """Bind the LLM judge's pool to the server-wide limit its configuration names."""
+    llm = getattr(t.judge, "inner", t.judge)
+    limit = getattr(getattr(llm, "config", None), "server_max_requests", None)
+    if limit and hasattr(llm, "pool"):
+        llm.pool.slots = AdvisorySlots(t.executor.run_internal, limit)
 
 
 def judge_figures(answers: list[JudgeAnswer]) -> dict[str, Any]:
