@@ -31,7 +31,7 @@ from sqlglot import exp
 from siselect.instances.pair import Failed
 from siselect.runtime.answers import normal_row
 from siselect.runtime.executor import Rows
-from siselect.witnesses.lineage.analysis import is_aggregated, own_aggregates
+from siselect.witnesses.lineage.analysis import is_aggregate_call, is_aggregated, own_aggregates
 
 MEANINGFUL, NON_DEGENERATE, DEGENERATE, FAILED = 0, 1, 2, 3
 RANK_NAMES = {MEANINGFUL: "meaningful", NON_DEGENERATE: "non-degenerate",
@@ -48,9 +48,14 @@ class Shape:
 
 
 def shape(tree: exp.Query, width: int) -> Shape:
-    """Keys and values of ``tree``'s answer of ``width`` columns: every column is a key
-    unless the top SELECT aggregates, whose aggregate columns are values."""
+    """Keys and values of ``tree``'s answer of ``width`` columns: when the top SELECT
+    aggregates, its aggregate columns are values and the others keys; when only something
+    below it aggregates (a CTE, a derived table, a scalar subquery), which columns hang on
+    the aggregate is not followed, so the whole answer is one group of values; otherwise
+    every column is a key."""
     if not isinstance(tree, exp.Select) or not is_aggregated(tree):
+        if any(is_aggregate_call(n) for n in tree.walk()):
+            return Shape((), tuple(range(width)))
         return Shape(tuple(range(width)), ())
     selects = tree.selects
     if len(selects) != width:  # a star we cannot line up: rows as a whole
@@ -109,9 +114,9 @@ class Meaning:
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
            differing: Collection[Sequence[int]]) -> "Meaning":
         s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
-        return cls((s1, s2), (keyed(on_d[0].rows, s1), keyed(on_d[1].rows, s2)),
-                   bool(s1.values or s2.values or any(isinstance(t, exp.Select)
-                                                      and is_aggregated(t) for t in trees)),
+        aggregated = bool(s1.values or s2.values) or any(
+            is_aggregate_call(n) for t in trees for n in t.walk())
+        return cls((s1, s2), (keyed(on_d[0].rows, s1), keyed(on_d[1].rows, s2)), aggregated,
                    [frozenset(w) for w in differing])
 
     def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:

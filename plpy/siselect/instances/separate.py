@@ -37,6 +37,9 @@ from siselect.witnesses import BACKENDS, Lineage, executor_for
 
 STRATEGIES = ("minimal", "paper")
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
+#: Tests spent minimising an instance of a better rank before settling for a worse one
+#: (the worst rank found is minimised without this limit, as the only instance was before).
+IMPROVING_TRIES = 300
 
 
 @dataclass
@@ -209,22 +212,59 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
 
 
 class _Best:
-    """The best-ranked separating row set tested so far (ranks: :mod:`.meaning`)."""
+    """The smallest separating row set tested so far of each rank (ranks: :mod:`.meaning`)."""
 
     def __init__(self, pair: Pair, meaning: Meaning):
         self.pair, self.meaning = pair, meaning
-        self.rows: list[int] | None = None
-        self.rank = FAILED + 1  # worse than any separating instance
+        self.by_rank: dict[int, list[int]] = {}
+
+    @property
+    def rank(self) -> int:
+        """The best rank found, or ``FAILED + 1`` when nothing separates yet."""
+        return min(self.by_rank, default=FAILED + 1)
 
     def rank_of(self, rows: list[int]) -> int:
         return _rank(self.pair, self.meaning, rows)
 
     def consider(self, rows: list[int]) -> int:
         rank = self.rank_of(rows)
-        if rank < self.rank or (rank == self.rank and self.rows is not None
-                                and len(rows) < len(self.rows)):
-            self.rows, self.rank = list(rows), rank
+        if rank <= FAILED and (rank not in self.by_rank or len(rows) < len(self.by_rank[rank])):
+            self.by_rank[rank] = list(rows)
         return rank
+
+    def minimised(self, max_rows: int) -> list[int] | None:
+        """The best rank's set made 1-minimal within its rank; a worse rank's when the
+        better one stays above ``max_rows`` or costs more than ``IMPROVING_TRIES`` tests to
+        minimise (a meaningful instance can need many rows: a HAVING COUNT(*) > 15)."""
+        ranks = sorted(self.by_rank)
+        for n, rank in enumerate(ranks):
+            last = n == len(ranks) - 1
+            rows = self._ddmin(self.by_rank[rank], rank, None if last else IMPROVING_TRIES)
+            if rows is not None and (last or len(rows) <= max_rows):
+                return rows
+        return None
+
+    def _ddmin(self, rows: list[int], rank: int, tries: int | None) -> list[int] | None:
+        smallest = [rows]
+        spent = [0]
+
+        def as_good(subset: list[int]) -> bool:
+            spent[0] += 1
+            if tries is not None and spent[0] > tries:
+                raise _Enough
+            ok = self.rank_of(subset) <= rank
+            if ok and len(subset) < len(smallest[0]):
+                smallest[0] = subset
+            return ok
+
+        try:
+            return ddmin(rows, as_good)
+        except _Enough:
+            return smallest[0]
+
+
+class _Enough(Exception):
+    """Minimising a better-ranked instance took its share of tests."""
 
 
 def _time_left(pair: Pair, options: Options) -> bool:
@@ -251,37 +291,36 @@ def _search(
             if rows and best.consider(rows) < FAILED:
                 break
         pair.timer.add("search", t1)
-        return best.rows, meaning, notes
+        return best.by_rank.get(best.rank), meaning, notes
     # The empty instance is degenerate: kept only when nothing better separates (a COUNT
     # against a SUM may disagree on no rows at all, and ddmin never tries it).
     best.consider([])
     for rows in growing_proposals(pool, options.seed):
         if rows and best.consider(rows) == MEANINGFUL:
             break
-        if best.rows is not None and not _time_left(pair, options):
+        if best.by_rank and not _time_left(pair, options):
             break
-    if best.rank > MEANINGFUL and (best.rows is None or _time_left(pair, options)):
+    if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
         _fallback(pair, best, lineages, notes)
     pair.timer.add("search", t1)
-    if best.rows:
-        t2 = time.perf_counter()
-        rank = best.rank
-        best.rows = ddmin(best.rows, lambda rows: best.rank_of(rows) <= rank)
-        pair.timer.add("minimisation", t2)
-    return best.rows, meaning, notes
+    t2 = time.perf_counter()
+    found = best.minimised(options.max_rows)
+    pair.timer.add("minimisation", t2)
+    return found, meaning, notes
 
 
 def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]) -> None:
     """All rows of all witnesses, then all rows of the tables read, when small enough."""
     union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
     rows = [int(r) for (r,) in executor_for(pair.executor, lineages).run(union).rows]
-    if len(rows) <= UNION_LIMIT and rows and best.consider(rows) == best.rank \
-            and best.rows == rows:
+    if len(rows) <= UNION_LIMIT and rows and best.consider(rows) <= FAILED \
+            and best.by_rank[best.rank] == rows:
         notes.append(f"started from the whole lineage ({len(rows)} rows)")
     if best.rank == MEANINGFUL:
         return
     every = referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
-    if every is not None and best.consider(every) == best.rank and best.rows == every:
+    if every is not None and best.consider(every) <= FAILED \
+            and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
 
 
