@@ -295,3 +295,39 @@ def test_the_limit_inside_the_server(dsn, superhero, chat):
             admin.execute("SELECT siselect.set_llm_config(NULL)")
     assert result["judge_completions"]["sent"] == len(held) > 0
     assert set(held) == {1}
+
+
+# ---- what a prompt may carry ---------------------------------------------------------------
+
+NAMES = [f"SELECT superhero_name FROM superhero WHERE height_cm > {h}" for h in (200, 210, 220)]
+
+
+def test_masked_columns_never_reach_the_endpoint(executor, chat):
+    chat.respond_with(lambda request: '{"rows": [["(masked)"]]}')
+    with LLMJudge(config(chat.base_url)) as judge:
+        plain = run_tournament(executor, NAMES, "Which heroes are taller than 2 m?", None,
+                               judge, Options())
+    tables = [d["instance"]["superhero"] for d in plain["duels"] if "instance" in d]
+    shown = {row[t["columns"].index(c)] for t in tables for row in t["rows"]
+             for c in ("superhero_name", "full_name")} - {None, "-"}
+    prompts = [json.dumps(r.body["messages"]) for r in chat.chat_requests()]
+    assert shown and all(any(json.dumps(v)[1:-1] in p for p in prompts) for v in shown), \
+        "the control: unmasked, the names are sent"
+    sent = len(prompts)
+    with LLMJudge(config(chat.base_url, masked_columns=["*.superhero_name", "SuperHero.full_name", "x.y"])) as judge:
+        run_tournament(executor, NAMES, "Which heroes are taller than 2 m?", None, judge,
+                       Options())
+    masked = [r.body["messages"] for r in chat.chat_requests()[sent:]]
+    assert masked
+    for messages in masked:
+        text = json.dumps(messages)
+        assert not [v for v in shown if json.dumps(v)[1:-1] in text]
+        assert "(masked)" in messages[1]["content"]
+        assert "withheld by the database's administrator" in messages[0]["content"]
+
+
+def test_a_prompt_over_max_prompt_tokens_is_not_sent(chat):
+    with LLMJudge(config(chat.base_url, max_prompt_tokens=64)) as judge:
+        answers = judge.answer_all(contexts(2))
+    assert not chat.chat_requests()
+    assert all(a.rows is None and "exceed max_prompt_tokens=64" in a.error for a in answers)

@@ -36,6 +36,7 @@ from siselect.runtime.redact import (
 )
 from siselect.selection.judge_cache import MemoryCache, cache_key, persistent_cache
 from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Outcome, Pool, Request
+from siselect.selection.prompt_policy import MASK_NOTE, estimated_tokens, masked
 from siselect.selection.prompts import build_messages, parse_answer
 from siselect.selection.verdict import JudgeAnswer, JudgeContext
 
@@ -73,7 +74,8 @@ class LLMConfig:
     breaker_failures: int = 3  # consecutive endpoint failures that stop a call's requests
     server_max_requests: int | None = None  # requests in flight across the server (admin)
     cache_file: str | None = None  # a persistent cache of completions (SQLite; bench)
-    max_prompt_tokens: int | None = None  # estimated prompt size D' is shrunk to, or refused
+    max_prompt_tokens: int | None = None  # a duel whose prompt is larger is not sent
+    masked_columns: list[str] = field(default_factory=list)  # table.column, *.column
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -179,7 +181,7 @@ def _field_kind(name: str) -> type:
     hint = _hint(name)
     if isinstance(hint, types.UnionType):
         return next(t for t in hint.__args__ if t is not type(None))
-    return dict if hint == dict[str, Any] else hint
+    return {dict[str, Any]: dict, list[str]: list}.get(hint, hint)
 
 
 def _from_text(name: str, raw: str) -> Any:
@@ -192,7 +194,7 @@ def _from_text(name: str, raw: str) -> Any:
             if raw.strip().lower() not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
                 raise ValueError(raw)
             return raw.strip().lower() in {"1", "true", "yes", "on"}
-        if kind is dict:
+        if kind in (dict, list):
             return json.loads(raw)
         return kind(raw.strip()) if kind in (int, float) else raw
     except ValueError as exc:
@@ -220,6 +222,8 @@ def _check_type(name: str, value: Any) -> None:
         ok = _is_number(value) and isinstance(value, int)
     elif kind is float:
         ok = _is_number(value) and math.isfinite(value)
+    elif kind is list:  # of names
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     else:
         ok = isinstance(value, kind)
     if not ok:
@@ -593,9 +597,10 @@ class LLMJudge:
     def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
         """:meth:`answer` for each context, the requests of all of them sent concurrently."""
         cfg = self.config
-        messages = [build_messages(c, cfg.format) for c in contexts]
+        messages = [self._messages(c) for c in contexts]
         votes: list[list[dict[str, Any]]] = [[] for _ in contexts]
-        undecided = list(range(len(contexts)))
+        refused = {d: m for d, m in enumerate(messages) if isinstance(m, str)}
+        undecided = [d for d in range(len(contexts)) if d not in refused]
         asked = 0
         while undecided and asked < cfg.votes:
             # Early stop: a majority's worth first, then one vote at a time.
@@ -611,7 +616,19 @@ class LLMJudge:
             undecided = [d for d in undecided
                          if not any("unavailable" in v for v in votes[d])
                          and not (cfg.early_stop and self._decided(votes[d]))]
-        return [self._answer(v) for v in votes]
+        return [JudgeAnswer(None, error=refused[d]) if d in refused else self._answer(v)
+                for d, v in enumerate(votes)]
+
+    def _messages(self, context: JudgeContext) -> Any:
+        """The messages for one duel, masked columns masked; or why none may be sent."""
+        context, hidden = masked(context, self.config.masked_columns)
+        messages = build_messages(context, self.config.format, MASK_NOTE if hidden else None)
+        limit = self.config.max_prompt_tokens
+        size = estimated_tokens(messages)
+        if limit is not None and size > limit:
+            return (f"not sent: the prompt's estimated {size} tokens exceed "
+                    f"max_prompt_tokens={limit}")
+        return messages
 
     def _seed(self, vote: int) -> int | None:
         return None if self.config.seed is None else self.config.seed + vote

@@ -90,9 +90,12 @@ def user_prompt(context: JudgeContext, fmt: str = "json") -> str:
     ])
 
 
-def build_messages(context: JudgeContext, fmt: str = "json") -> list[dict[str, str]]:
-    """The chat messages asking for the question's answer on D'."""
-    return [{"role": "system", "content": SYSTEM_PROMPT},
+def build_messages(context: JudgeContext, fmt: str = "json",
+                   note: str | None = None) -> list[dict[str, str]]:
+    """The chat messages asking for the question's answer on D'; ``note`` (siselect's own
+    text, never data) is added to the instructions."""
+    system = SYSTEM_PROMPT if note is None else SYSTEM_PROMPT + "\n\n" + note
+    return [{"role": "system", "content": system},
             {"role": "user", "content": user_prompt(context, fmt)}]
 
 
