@@ -314,7 +314,8 @@ def test_masked_columns_never_reach_the_endpoint(executor, chat):
     assert shown and all(any(json.dumps(v)[1:-1] in p for p in prompts) for v in shown), \
         "the control: unmasked, the names are sent"
     sent = len(prompts)
-    with LLMJudge(config(chat.base_url, masked_columns=["*.superhero_name", "SuperHero.full_name", "x.y"])) as judge:
+    rules = ["*.superhero_name", "SuperHero.full_name", "x.y"]
+    with LLMJudge(config(chat.base_url, masked_columns=rules)) as judge:
         run_tournament(executor, NAMES, "Which heroes are taller than 2 m?", None, judge,
                        Options())
     masked = [r.body["messages"] for r in chat.chat_requests()[sent:]]
