@@ -332,3 +332,20 @@ def test_a_prompt_over_max_prompt_tokens_is_not_sent(chat):
         answers = judge.answer_all(contexts(2))
     assert not chat.chat_requests()
     assert all(a.rows is None and "exceed max_prompt_tokens=64" in a.error for a in answers)
+
+
+@pytest.mark.parametrize("hosts, allowed", [
+    (["127.0.0.1"], True), (["*.example.com", "127.0.0.1"], True), (["llm.example.com"], False),
+    (["*.0.0.1"], True), ([], True)])
+def test_endpoints_outside_the_allowed_hosts_are_refused(chat, hosts, allowed):
+    from siselect.runtime.errors import ConfigError
+
+    settings = config(chat.base_url, allowed_hosts=hosts)
+    chat.respond_with(lambda request: '{"rows": [[1]]}')
+    if allowed:
+        with LLMJudge(settings) as judge:
+            assert judge.answer(contexts(1)[0]).rows == [[1]]
+        return
+    with pytest.raises(ConfigError, match="not in allowed_hosts") as caught:
+        LLMJudge(settings)
+    assert caught.value.sqlstate == "42501" and not chat.chat_requests()

@@ -76,6 +76,7 @@ class LLMConfig:
     cache_file: str | None = None  # a persistent cache of completions (SQLite; bench)
     max_prompt_tokens: int | None = None  # a duel whose prompt is larger is not sent
     masked_columns: list[str] = field(default_factory=list)  # table.column, *.column
+    allowed_hosts: list[str] = field(default_factory=list)  # host or *.domain; empty: any
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -286,6 +287,13 @@ def require_endpoint(config: LLMConfig) -> None:
     address, so that an unconfigured judge fails at once instead of after its retries."""
     if not config.base_url:
         raise ConfigError(NO_ENDPOINT)
+    host = (urllib.parse.urlsplit(config.base_url).hostname or "").lower()
+    if config.allowed_hosts and not any(
+            host == rule.lower() or (rule.startswith("*.") and host.endswith(rule[1:].lower()))
+            for rule in config.allowed_hosts):
+        raise ConfigError(f"the LLM endpoint's host {host!r} is not in allowed_hosts "
+                          f"({', '.join(config.allowed_hosts)}): rows of D' may go only to "
+                          "the hosts an administrator allows", "42501")
 
 
 _USE_CONFIG: Any = object()

@@ -8,6 +8,7 @@ it, through ``siselect.set_llm_config``. The server's environment
 leaves out, for deployments that configure services by environment.
 """
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -27,9 +28,12 @@ def llm_config():
     from siselect.selection.llm import LLMConfig
 
     config = LLMConfig.from_env(os.environ)
+    hosts = config.allowed_hosts
     path = _path()
     if path.exists():
         config = config.merged(**json.loads(path.read_text()))
+    if hosts:  # set in the server's environment, by whoever runs it: the file cannot widen it
+        config = dataclasses.replace(config, allowed_hosts=hosts)
     return config
 
 
