@@ -235,11 +235,16 @@ class _Best:
     def minimised(self, max_rows: int) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
         better one stays above ``max_rows`` or costs more than ``IMPROVING_TRIES`` tests to
-        minimise (a meaningful instance can need many rows: a HAVING COUNT(*) > 15)."""
-        ranks = sorted(self.by_rank)
-        for n, rank in enumerate(ranks):
-            last = n == len(ranks) - 1
-            rows = self._ddmin(self.by_rank[rank], rank, None if last else IMPROVING_TRIES)
+        minimise (a meaningful instance can need many rows: a HAVING COUNT(*) > 15). The
+        last level accepts any instance on which both queries run (the worst rank found, if
+        worse), minimised without a limit: what the search did before it ranked."""
+        if not self.by_rank:
+            return None
+        levels = sorted(set(self.by_rank) | {max(DEGENERATE, max(self.by_rank))})
+        for level in levels:
+            last = level == levels[-1]
+            start = min((r for rank, r in self.by_rank.items() if rank <= level), key=len)
+            rows = self._ddmin(start, level, None if last else IMPROVING_TRIES)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
         return None
