@@ -102,8 +102,11 @@ def test_a_candidate_timing_out_mid_tournament_server_side(admin, hostile):
     try:
         started = time.monotonic()
         with pytest.raises(psycopg.errors.QueryCanceled):
-            admin.execute(*tournament_sql(
-                [CANDIDATES[0], SLOW_ON_INSTANCES.format(30)], hostile))
+            # judge none: with no endpoint configured, the llm judge is refused at once.
+            admin.execute(tournament_sql(
+                [CANDIDATES[0], SLOW_ON_INSTANCES.format(30)], hostile)[0].replace(
+                    "search_path", "judge => 'none', search_path"),
+                [[CANDIDATES[0], SLOW_ON_INSTANCES.format(30)], hostile])
         assert time.monotonic() - started < HANG
     finally:
         admin.execute("RESET statement_timeout")

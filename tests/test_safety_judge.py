@@ -65,9 +65,11 @@ class Script:
     def __init__(self, replies: list[str]):
         self._replies = iter(replies)
         self._lock = threading.Lock()
+        self.left = len(replies)
 
     def __call__(self, request) -> str:
         with self._lock:
+            self.left = max(0, self.left - 1)
             return next(self._replies, '{"rows": []}')
 
 
@@ -82,16 +84,17 @@ def test_the_tripwire_fires_when_run(admin, probe):
 
 def test_hostile_replies_run_nothing(admin, hostile, probe, chat):
     before = db_state(admin)
-    pending = replies(str(probe.fired))
-    batches = [pending[i:i + DUELS] for i in range(0, len(pending), DUELS)]
+    script = Script(replies(str(probe.fired)))
+    chat.respond_with(script)
     with llm_settings(admin, **fast_llm(chat.base_url, read_timeout=10.0, deadline=20.0)):
-        for batch in batches:
+        while script.left:  # every reply is used (identical prompts of a call are sent once)
             asked = len(chat.chat_requests())
-            chat.respond_with(Script(batch))
             result = tournament(admin, hostile)
             assert len(result["duels"]) == DUELS and result["winner"] is not None
             assert all(d["separation"] == "separated" for d in result["duels"])
-            assert len(chat.chat_requests()) - asked == DUELS
+            sent = result["judge_completions"]
+            assert len(chat.chat_requests()) - asked == sent["sent"]
+            assert sent["sent"] + sent["cached"] == DUELS
             for duel in result["duels"]:
                 assert duel["verdict"] in {"a", "b", "draw"}
                 assert "judge" in duel
@@ -109,7 +112,8 @@ def test_a_reply_decides_only_the_verdict(admin, hostile, probe, chat):
     assert side_a != first["answers"]["b"]["rows"]
     assert all(value in HOSTILE_VALUES for row in side_a for value in row if value is not None)
     chat.respond_with(Script([json.dumps({"rows": side_a})]))
-    with llm_settings(admin, **fast_llm(chat.base_url)):
+    # pool 1: the requests go out in the duels' order, so the first reply is duel 0's.
+    with llm_settings(admin, **fast_llm(chat.base_url, pool=1)):
         judged = tournament(admin, hostile)
     assert judged["duels"][0]["verdict"] == "a"
     assert judged["duels"][0]["judge"]["rows"] == side_a
