@@ -184,3 +184,17 @@ def llm_config_from(args: argparse.Namespace):
         "extra": extra,
     }
     return config.merged(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def separation_options(args: argparse.Namespace):
+    """The separation options of ``separate`` and ``tournament``, from their flags."""
+    from siselect.instances.separate import options_from
+
+    return options_from(
+        dialect=args.dialect,
+        strategy=args.strategy,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        backend=args.backend,
+        with_references=args.with_references,
+    )

@@ -9,6 +9,7 @@ from siselect.client.options import (
     common,
     connect_db,
     emit_json,
+    separation_options,
 )
 from siselect.runtime.errors import InvalidInput
 from siselect.sqltext.transpile import DIALECTS
@@ -40,16 +41,9 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from siselect.client.pgexec import PsycopgExecutor
     from siselect.client.render import separation_text
-    from siselect.instances.separate import options_from, separate
+    from siselect.instances.separate import separate
 
-    options = options_from(
-        dialect=args.dialect,
-        strategy=args.strategy,
-        max_rows=args.max_rows,
-        seed=args.seed,
-        backend=args.backend,
-        with_references=args.with_references,
-    )
+    options = separation_options(args)
     queries = candidates_from(args, args.queries)
     if len(queries) != 2:
         raise InvalidInput(f"separate takes two queries, got {len(queries)}")

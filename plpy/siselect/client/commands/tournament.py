@@ -13,6 +13,7 @@ from siselect.client.options import (
     info,
     llm_config_from,
     llm_options,
+    separation_options,
     writable_output,
 )
 from siselect.runtime.errors import InvalidInput
@@ -50,7 +51,6 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from siselect.client.pgexec import PsycopgExecutor
     from siselect.client.render import tournament_text
-    from siselect.instances.separate import options_from
     from siselect.runtime.catalog import load_catalog
     from siselect.selection.judges import make_judge
     from siselect.selection.tournament import run_tournament
@@ -59,14 +59,7 @@ def run(args: argparse.Namespace) -> int:
     candidates = candidates_from(args, args.candidates)
     if not candidates:
         raise InvalidInput("no candidates: give them as arguments or with --candidates-file")
-    options = options_from(
-        dialect=args.dialect,
-        strategy=args.strategy,
-        max_rows=args.max_rows,
-        seed=args.seed,
-        backend=args.backend,
-        with_references=args.with_references,
-    )
+    options = separation_options(args)
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor)
