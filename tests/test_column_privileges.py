@@ -82,14 +82,15 @@ def test_unreadable_referenced_rows_are_left_out_and_named(as_role):
     assert result["references_left_out"] == ["colour"]
     assert any("colour" in note and "left out" in note for note in result["notes"])
     assert set(result["instance"]) == {"hero"}
-    assert result["instance"]["hero"]["rows"] == [[3, "hero 3", 3000, 2]]
+    # Both answers non-degenerate (docs/instances.md): a hero on each side of the bound.
+    assert result["instance"]["hero"]["rows"] == [[3, "hero 3", 3000, 2], [4, "hero 4", 4000, 1]]
 
 
 def test_referenced_rows_are_added_when_readable(dsn, roles):
     with psycopg.connect(dsn, autocommit=True) as conn:
         result = conn.execute(SEPARATE, (ABOVE_3, FROM_3)).fetchone()[0]
     assert result["status"] == "separated" and "references_left_out" not in result
-    assert result["instance"]["colour"]["rows"] == [[2, "blue"]]
+    assert result["instance"]["colour"]["rows"] == [[1, "red"], [2, "blue"]]
 
 
 def test_a_tournament_with_an_unreadable_lookup_table_still_duels(as_role):
@@ -104,8 +105,9 @@ def test_column_grants_on_the_used_columns_separate(as_role):
     conn = as_role("some_columns")
     result = conn.execute(SEPARATE, (ABOVE_3, FROM_3)).fetchone()[0]
     assert result["status"] == "separated"
-    assert result["instance"]["hero"] == {"columns": ["id", "name"], "rows": [[3, "hero 3"]]}
-    assert result["answers"]["q2"]["rows"] == [["hero 3"]]
+    assert result["instance"]["hero"] == {"columns": ["id", "name"],
+                                          "rows": [[3, "hero 3"], [4, "hero 4"]]}
+    assert result["answers"]["q2"]["rows"] == [["hero 3"], ["hero 4"]]
 
 
 @pytest.mark.parametrize("query", ["SELECT name FROM hero WHERE salary > 2500",
