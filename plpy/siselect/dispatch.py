@@ -36,7 +36,7 @@ def call(plpy: Any, sql_version: str, name: str, **args: Any) -> Any:
     except RecursionError:  # any recursive walk of a tree (parser, lineage, generator)
         plpy.error("siselect: a query is nested too deeply to process", sqlstate="54001")
     if isinstance(result, dict | list):
-        return json.dumps(_jsonb_ready(result))
+        return jsonb_text(result)
     return result
 
 
@@ -53,3 +53,8 @@ def _jsonb_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonb_ready(v) for v in value]
     return value
+
+
+def jsonb_text(value: Any) -> str:
+    """``value`` as the JSON text a jsonb result of the SQL functions holds."""
+    return json.dumps(_jsonb_ready(value))
