@@ -150,3 +150,4 @@ def test_the_embedded_server_preloads_provsql_where_it_is_installed(monkeypatch,
     else:
         with pytest.raises(ConfigError, match="ProvSQL is not installed"):
             embedded.cluster(True)
+

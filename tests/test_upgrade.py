@@ -83,3 +83,26 @@ def test_candidate_functions_run_read_only_by_their_definition(conn):
         conn.execute("SELECT siselect.separate('SELECT 1', 'SELECT 2')")
         assert conn.execute("SHOW transaction_read_only").fetchone()[0] == "off"
         conn.execute("CREATE TEMP TABLE after_call (a int)")  # still writable after it
+
+
+def test_a_broken_copy_of_the_extension_is_reinstalled(fresh_database):
+    """A private cluster whose siselect functions cannot load their package (objects of
+    the same version number from another build) is repaired by ensure_database."""
+    from siselect.client.embedded import ensure_database
+
+    dsn = fresh_database("siselect_broken")
+    url = urllib.parse.urlparse(dsn)
+
+    class TestCluster:
+        def dsn(self, database):
+            return url._replace(path=f"/{database}").geturl()
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION siselect CASCADE")
+        conn.execute("CREATE OR REPLACE FUNCTION siselect.version() RETURNS text "
+                     "LANGUAGE plpython3u AS $$\nfrom siselect.server import call\n$$")
+        with pytest.raises(psycopg.Error, match="No module named"):
+            conn.execute("SELECT siselect.version()")
+    ensure_database(TestCluster(), "siselect_broken")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT siselect.version()").fetchone()[0] == __version__

@@ -292,5 +292,13 @@ def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:
             )
         conn.execute("CREATE EXTENSION IF NOT EXISTS siselect CASCADE")
         conn.execute("ALTER EXTENSION siselect UPDATE")
+        try:
+            conn.execute("SELECT siselect.version()")
+        except psycopg.Error:
+            # Objects of this version number from another build (a development tree) whose
+            # functions cannot load the installed package: this private cluster's copy is
+            # reinstalled rather than left broken.
+            conn.execute("DROP EXTENSION siselect CASCADE")
+            conn.execute("CREATE EXTENSION siselect CASCADE")
         prepare(conn)
     return cluster_.dsn(database)
