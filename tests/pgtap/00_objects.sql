@@ -40,8 +40,8 @@ SELECT is(
 SELECT is(siselect.version(),
           (SELECT extversion FROM pg_extension WHERE extname = 'siselect'),
           'the Python package version equals the extension version');
-SELECT is(siselect.transpile('SELECT `a b` FROM t', 'sqlite'), 'SELECT "a b" FROM t',
-          'transpile quotes SQLite backtick identifiers');
+SELECT is(siselect.transpile('SELECT `a b` FROM t', 'sqlite'), 'SELECT "a b" AS "a b" FROM t',
+          'transpile quotes SQLite backtick identifiers and names the column as SQLite does');
 SELECT throws_ok($$SELECT siselect.transpile('DELETE FROM t', 'sqlite')$$, '25006', NULL,
                  'a write is refused with SQLSTATE 25006');
 SELECT throws_ok($$SELECT siselect.transpile('SELECT 1; SELECT 2', 'postgres')$$, '42601', NULL,
