@@ -25,7 +25,6 @@ _SCHEMAS = (
     "SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true),"
     f" pg_catalog.current_setting('{answer_size.SETTING}', true)"
 )
-_BATCH = 1000  # rows fetched at a time
 
 
 class PsycopgExecutor(CheckedExecutor):
@@ -82,18 +81,9 @@ class PsycopgExecutor(CheckedExecutor):
             with self.conn.pipeline():
                 cur.execute(wrapped)
             columns = [d.name for d in cur.description or []]
-            wanted = None if max_rows is None else max_rows + 1
-            budget = answer_size.AnswerBudget(self.max_bytes)
-            data: list[tuple] = []
-            while cur.description and (wanted is None or len(data) < wanted):
-                size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
-                batch = cur.fetchmany(size)
-                budget.add(batch)
-                data.extend(batch)
-                if len(batch) < size:
-                    break
-            if max_rows is None:
-                return Rows(columns, canonical_rows(data))
-            return Rows(columns, canonical_rows(data[:max_rows]), len(data) > max_rows)
+            if not cur.description:
+                return Rows(columns, [])
+            data, truncated = answer_size.fetch_capped(cur.fetchmany, max_rows, self.max_bytes)
+            return Rows(columns, canonical_rows(data), truncated)
 
         return self._in_transaction(fetch)

@@ -17,7 +17,7 @@ siselect.runtime.errors.AnswerTooLarge: the answer takes more than 1000 bytes, .
 
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from siselect.runtime.errors import AnswerTooLarge, InvalidInput
@@ -72,3 +72,26 @@ def session_limit(setting: str | None) -> int:
     """The cap in force for a session: its setting may lower the default, never raise it
     (any role can set a custom setting)."""
     return min(MAX_ANSWER_BYTES, byte_limit(setting))
+
+
+BATCH = 1000  # rows fetched at a time
+
+
+def fetch_capped(
+    fetch: Callable[[int], Sequence[tuple]], max_rows: int | None, limit: int
+) -> tuple[list[tuple], bool]:
+    """Rows from ``fetch(n)`` (at most n rows a call) in batches, one more than ``max_rows``
+    to tell whether the answer was cut, their bytes counted against ``limit`` as they come
+    (:class:`AnswerTooLarge` past it); returns the rows kept and whether more existed."""
+    wanted = None if max_rows is None else max_rows + 1
+    budget = AnswerBudget(limit)
+    data: list[tuple] = []
+    while wanted is None or len(data) < wanted:
+        size = BATCH if wanted is None else min(BATCH, wanted - len(data))
+        batch = fetch(size)
+        budget.add(batch)
+        data.extend(batch)
+        if len(batch) < size:
+            break
+    truncated = max_rows is not None and len(data) > max_rows
+    return (data[:max_rows] if truncated else data), truncated

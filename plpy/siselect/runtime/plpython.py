@@ -27,7 +27,6 @@ _SCHEMAS = (
     " pg_catalog.current_setting('transaction_read_only') AS read_only,"
     f" pg_catalog.current_setting('{answer_size.SETTING}', true) AS max_bytes"
 )
-_BATCH = 1000  # rows fetched from a cursor at a time
 _PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text"}
 
 
@@ -115,27 +114,18 @@ class PlpyExecutor(CheckedExecutor):
         wrapped = f"SELECT * FROM (\n{sql}\n) AS _q({', '.join(aliases)})"
         if parser_check:
             read_select(wrapped)
-        wanted = None if max_rows is None else max_rows + 1
 
-        def fetch() -> list[tuple]:
+        def fetch() -> tuple[list[tuple], bool]:
             cursor = self.plpy.cursor(wrapped)
-            budget = answer_size.AnswerBudget(self.max_bytes)
-            data: list[tuple] = []
-            while wanted is None or len(data) < wanted:
-                size = _BATCH if wanted is None else min(_BATCH, wanted - len(data))
-                batch = cursor.fetch(size)
-                rows = [tuple(row[a] for a in aliases) for row in batch]
-                budget.add(rows)
-                data.extend(rows)
-                if len(batch) < size:
-                    break
-            cursor.close()
-            return data
 
-        data = self._in_subtransaction(fetch)
-        truncated = max_rows is not None and len(data) > max_rows
-        if truncated:
-            data = data[:max_rows]
+            def batch(size: int) -> list[tuple]:
+                return [tuple(row[a] for a in aliases) for row in cursor.fetch(size)]
+
+            found = answer_size.fetch_capped(batch, max_rows, self.max_bytes)
+            cursor.close()
+            return found
+
+        data, truncated = self._in_subtransaction(fetch)
         return Rows(columns, canonical_rows(data), truncated)
 
 
