@@ -214,6 +214,8 @@ class Duel:
     reason: str = doc("why that verdict")
     instance: Maybe[dict[str, Relation]] = doc("the separating instance D'", absent=True)
     rows: Maybe[int] = doc("rows of D'", absent=True)
+    minimal_rows: Maybe[int] = doc("rows of D' before the rows they reference through foreign "
+                                   "keys were added (absent: none were added)", absent=True)
     references_left_out: Maybe[list[str]] = doc("tables of referenced rows you may not read",
                                                 absent=True)
     judge: Maybe[JudgeRecord] = doc("what the judge answered on D'", absent=True)

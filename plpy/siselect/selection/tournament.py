@@ -176,6 +176,8 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
     t.judge_calls += answer.calls
     record["instance"] = sep["instance"]
     record["rows"] = sep["rows"]
+    if "minimal_rows" in sep and sep["minimal_rows"] != sep["rows"]:
+        record["minimal_rows"] = sep["minimal_rows"]
     if sep.get("references_left_out"):
         record["references_left_out"] = sep["references_left_out"]
     record["judge"] = {

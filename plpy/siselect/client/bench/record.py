@@ -54,6 +54,9 @@ class BenchDuel:
     b: int = doc("input index of B's representative")
     separation: str | None = doc("the separation's status (see the duel's contract)")
     rows: int | None = doc("rows of the separating instance, if any")
+    reference_rows: Maybe[int] = doc("of those, rows added because the others reference them "
+                                     "through foreign keys (absent in records before 0.2.0)",
+                                     absent=True)
     verdict: Literal["a", "b", "draw"] = doc("a, b or draw")
     seconds: float | None = doc("seconds the duel's separation took")
     reason: Maybe[str | None] = doc("why not separated (only when not)", absent=True)

@@ -134,7 +134,8 @@ def _duels(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Each duel in brief; the reason is kept when no instance was found."""
     return [{"a": d["a"], "b": d["b"], "separation": d.get("separation"), "rows": d.get("rows"),
              "verdict": d["verdict"], "seconds": d.get("timings", {}).get("total"),
-             **({"reason": d.get("reason")} if d.get("separation") != "separated" else {})}
+             **({"reason": d.get("reason")} if d.get("separation") != "separated" else
+                {"reference_rows": d["rows"] - d.get("minimal_rows", d["rows"])})}
             for d in (result or {}).get("duels", [])]
 
 
