@@ -27,9 +27,13 @@ class Task:
     db_id: str
     question: str
     evidence: str
-    sql: str  # the gold query, SQLite dialect
+    sql: str  # the gold query, in the run's dialect (BIRD's: SQLite)
     candidates: list[str]
     difficulty: str | None = None
+    # Where the task runs when its database already lives on the server (``--dialect
+    # postgres``): the schema, and the database when not the DSN's. None: the loaded db_id.
+    schema: str | None = None
+    database: str | None = None
 
     @property
     def key(self) -> str:
@@ -156,6 +160,13 @@ def digest(path: Path) -> str:
 def load_inputs(tasks_path: Path, candidates_path: Path, databases: Path,
                 limit: int | None = None) -> Inputs:
     """Read and check everything a benchmark run needs; ``limit`` keeps the first tasks."""
+    inputs = read_inputs(tasks_path, candidates_path, limit)
+    inputs.databases = locate_databases(databases, inputs.tasks)
+    return inputs
+
+
+def read_inputs(tasks_path: Path, candidates_path: Path, limit: int | None = None) -> Inputs:
+    """The tasks with their candidates, checked; no database is located yet."""
     candidates = read_candidates(candidates_path)
     tasks, notes = read_tasks(tasks_path, candidates)
     if not tasks:
@@ -167,4 +178,4 @@ def load_inputs(tasks_path: Path, candidates_path: Path, databases: Path,
         tasks = tasks[:limit]
     fingerprint = {"tasks_sha256": digest(tasks_path),
                    "candidates_sha256": digest(candidates_path)}
-    return Inputs(tasks, locate_databases(databases, tasks), fingerprint, notes)
+    return Inputs(tasks, {}, fingerprint, notes)

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 
 from siselect.client.bench.inputs import Task
+from siselect.client.bench.postgres_source import database_dsn
 from siselect.client.bench.task import Outcome, Settings, run_task
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.runtime.catalog import Catalog, load_catalog
@@ -95,6 +96,7 @@ class Worker(threading.Thread):
         self.make_complete = make_complete
         self.conn: psycopg.Connection | None = None
         self.schema: str | None = None
+        self.database: str | None = None  # None: the DSN's
         self.executor: PsycopgExecutor | None = None
 
     def cancel(self) -> None:
@@ -115,7 +117,7 @@ class Worker(threading.Thread):
                 except queue.Empty:
                     break
                 # An executor reads the session's schemas once: a new one per database.
-                executor = StoppableExecutor(self._use(task.db_id), self.stop)
+                executor = StoppableExecutor(self._use(task), self.stop)
                 catalog = self.catalogs.get(task.db_id, executor)
                 outcome = run_task(executor, catalog, task, self.settings, complete)
                 if self.conn.broken:
@@ -130,8 +132,15 @@ class Worker(threading.Thread):
                 self.conn.close()
             self.done.put(_DONE)
 
-    def _use(self, schema: str) -> PsycopgExecutor:
+    def _use(self, task: Task) -> PsycopgExecutor:
+        """An executor on the task's schema: the loaded db_id, or where ``--dialect
+        postgres`` placed it (another database of the server takes another connection)."""
         assert self.conn is not None
+        schema = task.schema or task.db_id
+        if task.database != self.database:
+            self.conn.close()
+            self.conn = connect(database_dsn(self.dsn, task.database), None, self.timeout_ms)
+            self.database, self.executor = task.database, None
         if schema != self.schema or self.executor is None:
             self.conn.execute(f"SET search_path TO {quote_ident(schema)}, public, pg_temp")
             self.schema = schema

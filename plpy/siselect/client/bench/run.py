@@ -26,6 +26,7 @@ from siselect.runtime.errors import InvalidInput
 from siselect.witnesses import BACKENDS
 
 if TYPE_CHECKING:  # the harness proper is imported when a run starts, not to parse -h
+    from siselect.client.bench.postgres_source import PostgresSource
     from siselect.client.bench.task import Outcome, Settings
 
 Say = Callable[[str], None]
@@ -49,6 +50,8 @@ class BenchRun:
     statement_timeout_ms: int = 60_000
     # Where tasks run, when not as ``dsn`` (which loads): the embedded cluster's runner role.
     runner_dsn: str | Callable[[], str] | None = None
+    # --dialect postgres: the databases are schemas already on the server, nothing is loaded.
+    source: "PostgresSource | None" = None
 
 
 def _complete_factory(settings: "Settings") -> Callable[[], Callable | None]:
@@ -70,7 +73,8 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
     from siselect.client.bench.pool import load_databases, run_tasks
 
     started = time.perf_counter()
-    inputs = load_inputs(run.tasks, run.candidates, run.databases, run.limit)
+    inputs = (run.source.inputs(run.tasks, run.candidates, run.limit) if run.source else
+              load_inputs(run.tasks, run.candidates, run.databases, run.limit))
     for note in inputs.notes:
         say(note)
     fingerprint = {**inputs.fingerprint, **run.settings.fingerprint(), "label": run.label}
@@ -82,7 +86,9 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
         say(f"resuming {run.out}: {len(records)} of {len(inputs.tasks)} tasks already done")
     dsn = run.dsn() if callable(run.dsn) else run.dsn
     runner_dsn = run.runner_dsn() if callable(run.runner_dsn) else run.runner_dsn or dsn
-    if todo:
+    if todo and run.source:
+        run.source.check(runner_dsn, todo, say)
+    elif todo:
         load_databases(dsn, {t.db_id: inputs.databases[t.db_id] for t in todo}, say)
     progress = Progress(len(inputs.tasks), len(records))
     for record in records.values():
@@ -122,9 +128,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--tasks", type=path_arg, required=True, metavar="TASKS.json",
                    help="tasks as in BIRD's dev.json (question_id, db_id, question, evidence, SQL)")
     p.add_argument("--candidates", type=path_arg, required=True, metavar="CANDIDATES.json",
-                   help="{question_id: [sql, ...]} in SQLite dialect")
-    p.add_argument("--databases", type=path_arg, required=True, metavar="DIR",
-                   help="DIR/<db_id>/<db_id>.sqlite (and database_description/ when present)")
+                   help="{question_id: [sql, ...]} in the --dialect")
+    p.add_argument("--databases", type=path_arg, metavar="DIR",
+                   help="DIR/<db_id>/<db_id>.sqlite (and database_description/ when present); "
+                   "needed with --dialect sqlite")
+    p.add_argument("--dialect", choices=["sqlite", "postgres"], default="sqlite",
+                   help="of the gold SQL and the candidates: sqlite (BIRD's; databases loaded "
+                   "from --databases) or postgres (BIRD mini-dev's PostgreSQL tasks; databases "
+                   "are schemas already on the server)")
+    p.add_argument("--schema-map", metavar="DB=SCHEMA,...",
+                   help="--dialect postgres: the schema of each db_id (db_id=schema or "
+                   "db_id=database.schema); a db_id not listed is a schema of that name")
     p.add_argument("--judge", choices=["reference", "llm", "none"], default="reference",
                    help="reference: the gold query's answer on D' (default)")
     p.add_argument("--judge-noise", type=float, default=0.0, metavar="P",
@@ -190,7 +204,7 @@ def llm_cache(given: str | None, configured: str | None) -> str | None:
 
 def settings_from(args: argparse.Namespace) -> "Settings":
     """The run's settings from the command line (the LLM endpoint only when one is used)."""
-    from siselect.client.bench.task import DIALECT, Settings
+    from siselect.client.bench.task import Settings
     from siselect.client.options import llm_config_from
     from siselect.instances.separate import Options
 
@@ -208,7 +222,7 @@ def settings_from(args: argparse.Namespace) -> "Settings":
 
         config = dataclasses.replace(config, cache_file=llm_cache(args.llm_cache,
                                                                   config.cache_file))
-    options = Options(dialect=DIALECT, strategy=args.strategy, max_rows=args.max_rows,
+    options = Options(dialect=args.dialect, strategy=args.strategy, max_rows=args.max_rows,
                       seed=args.seed, backend=args.backend,
                       with_references=args.with_references,
                       budget_seconds=args.pair_budget).check()
@@ -233,6 +247,25 @@ def _terminate_like_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def source_from(args: argparse.Namespace) -> "PostgresSource | None":
+    """Where the databases come from: None, SQLite files under --databases (loaded); with
+    --dialect postgres, schemas already on the server (see :mod:`.postgres_source`)."""
+    from siselect.client.bench.postgres_source import PostgresSource, parse_schema_map
+
+    if args.dialect == "postgres":
+        if args.databases is not None:
+            raise InvalidInput("--databases is for SQLite files (--dialect sqlite); with "
+                               "--dialect postgres the databases are schemas on the server "
+                               "(--schema-map)")
+        return PostgresSource(parse_schema_map(args.schema_map))
+    if args.databases is None:
+        raise InvalidInput("--databases DIR is needed with --dialect sqlite (BIRD's "
+                           "DIR/<db_id>/<db_id>.sqlite)")
+    if args.schema_map:
+        raise InvalidInput("--schema-map is for --dialect postgres")
+    return None
+
+
 def bench_command(args: argparse.Namespace) -> int:
     """Handler of ``siselect bench``."""
     from siselect.client.bench.index import breakdown_text, dropped_lines, write_index
@@ -243,7 +276,8 @@ def bench_command(args: argparse.Namespace) -> int:
     run = BenchRun(args.tasks, args.candidates, args.databases, args.out,
                    lambda: resolve_dsn(args),
                    settings, args.limit, args.workers, args.resume, args.force, args.label,
-                   args.statement_timeout, lambda: resolve_dsn(args, runner=True))
+                   args.statement_timeout, lambda: resolve_dsn(args, runner=True),
+                   source_from(args))
     with _terminate_like_interrupt():
         summary = run_bench(run, info)
     print(summary_table(summary))

@@ -38,7 +38,8 @@ from siselect.selection.report_view import Inputs
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
 from siselect.sqltext.transpile import to_tree
 
-DIALECT = "sqlite"  # BIRD's candidates and gold queries
+DIALECT = "sqlite"  # BIRD's candidates and gold queries (``--dialect postgres``: mini-dev's)
+_DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 
 @dataclass
@@ -200,13 +201,14 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
     record: dict[str, Any] = {"question_id": task.question_id, "db_id": task.db_id,
                               "difficulty": task.difficulty, "candidates": len(task.candidates)}
     try:
-        gold = to_tree(task.sql, DIALECT, catalog)
+        gold = to_tree(task.sql, settings.options.dialect, catalog)
         gold_rows = run_capped(executor, gold).rows
     except SiselectError as exc:
         record.update(status="gold_failed", gold_error=_error(exc), timings=clock.done())
-        return Outcome(serialise(BenchRecord, record), task_report(task, record, None))
+        return Outcome(serialise(BenchRecord, record),
+                       task_report(task, record, None, settings.options.dialect))
     clock.lap("gold")
-    entries = prepare(executor, catalog, task.candidates, DIALECT)
+    entries = prepare(executor, catalog, task.candidates, settings.options.dialect)
     contenders = _contenders(entries)
     correct = [e.index for e in entries if e.answer is not None
                and bird_equal(e.answer.rows, gold_rows)]
@@ -227,7 +229,8 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         baseline_calls={m: r["calls"] for m, r in llm_runs.items()},
         baseline_runs=llm_runs)
     record["timings"] = clock.done()
-    return Outcome(serialise(BenchRecord, record), task_report(task, record, result))
+    return Outcome(serialise(BenchRecord, record),
+                   task_report(task, record, result, settings.options.dialect))
 
 
 def _candidates_text(task: Task, record: dict[str, Any]) -> list[str]:
@@ -242,11 +245,13 @@ def _candidates_text(task: Task, record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def task_report(task: Task, record: dict[str, Any], result: dict[str, Any] | None) -> str:
+def task_report(task: Task, record: dict[str, Any], result: dict[str, Any] | None,
+                dialect: str = DIALECT) -> str:
     """A benchmark header (gold, what each method chose) above the tournament report."""
     lines = [f"# Task {task.question_id} ({task.db_id})\n", f"**Question**: {task.question}\n",
              f"**Evidence**: {task.evidence or '(none)'}\n",
-             f"**Gold (SQLite)**:\n\n```sql\n{task.sql}\n```\n"]
+             f"**Gold ({_DIALECT_NAMES.get(dialect, dialect)})**:\n\n"
+             f"```sql\n{task.sql}\n```\n"]
     if record["status"] == "gold_failed":
         err = record["gold_error"]
         lines.append(f"The gold query failed on PostgreSQL: {err['message']} "
@@ -266,6 +271,6 @@ def task_report(task: Task, record: dict[str, Any], result: dict[str, Any] | Non
         lines.append(f"\nThe tournament failed: {err['message']} (SQLSTATE {err['sqlstate']})\n")
     lines.append("")
     if result is not None:
-        shown = markdown_report(result, Inputs(task.candidates, task.evidence, None, "sqlite"))
+        shown = markdown_report(result, Inputs(task.candidates, task.evidence, None, dialect))
         lines.append(shown.replace("# Tournament:", "## Tournament:", 1))
     return "\n".join(lines)
