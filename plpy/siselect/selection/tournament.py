@@ -7,6 +7,7 @@ Ties on score fall back on the consistency score (group size), then on input ord
 
 import itertools
 import time
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlglot import exp
 from siselect.instances.pair import Pair, group_rows, run_capped
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shadow import restrict
+from siselect.instances.shrink import smaller_instances
 from siselect.runtime import privileges
 from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
 from siselect.runtime.catalog import Catalog, load_catalog
@@ -23,6 +25,7 @@ from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import Duel, TournamentResult, serialise
 from siselect.selection.judge_pool import UNAVAILABLE
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
+from siselect.selection.memo import MemoKey, Separated, memo_key
 from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
 
@@ -60,6 +63,7 @@ class Tournament:
     duels: list[dict[str, Any]] = field(default_factory=list)
     judge_calls: int = 0
     answers: list[JudgeAnswer] = field(default_factory=list)
+    separations: MutableMapping[MemoKey, Separated] | None = None
 
 
 def prepare(
@@ -129,11 +133,37 @@ class Pending:
 
 
 def separate_duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> Pending:
-    """Separate two representatives: the database work of a duel, before any judge call."""
+    """Separate two representatives: the database work of a duel, before any judge call
+    (none when ``t.separations`` already holds it)."""
     a, b = entries[ga.representative], entries[gb.representative]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree))
-    record: dict[str, Any] = {"a": a.index, "b": b.index}
+    key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), (), t.options)
+    kept = t.separations.get(key) if t.separations is not None else None
+    if kept is None:
+        kept = _separated(t, pair, a, b)
+        if t.separations is not None:
+            t.separations[key] = kept
+    record: dict[str, Any] = {"a": a.index, "b": b.index, **kept.status}
+    if kept.on_d is None:
+        return Pending(ga, gb, record, kept.sep)
+    grouped = group_rows(kept.sep["row_ids"], t.catalog)
+
+    def run_on_instance(tree: exp.Query) -> Rows:
+        try:
+            return pair.run(restrict(tree, t.catalog, grouped))
+        except QueryFailed as exc:  # name the unreadable columns of the query as written
+            raise privileges.explain(exc, tree, t.catalog) from None
+
+    context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
+                           run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
+    return Pending(ga, gb, record, kept.sep, context, kept.on_d, run_on_instance)
+
+
+def _separated(t: Tournament, pair: Pair, a: Entry, b: Entry) -> Separated:
+    """The separation of one pair of representatives, as the memo keeps it."""
+    assert a.answer is not None and b.answer is not None
+    record: dict[str, Any] = {}
     try:
         sep = separate_pair(pair, a.answer, b.answer, t.options)
     except Cancelled:  # the whole call's time is up, not this pair's
@@ -144,22 +174,12 @@ def separate_duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> 
             verdict="draw",
             reason=f"separation failed: {exc.message} (SQLSTATE {exc.sqlstate})",
         )
-        return Pending(ga, gb, record, {})
+        return Separated(record, {})
     record["separation"] = sep["status"]
     if sep["status"] != "separated":
         record.update(verdict="draw", reason=f"no separating instance: {sep.get('reason')}")
-        return Pending(ga, gb, record, sep)
-    on_d = pair.answers_on(sep["row_ids"])
-    grouped = group_rows(sep["row_ids"], t.catalog)
-
-    def run_on_instance(tree: exp.Query) -> Rows:
-        try:
-            return pair.run(restrict(tree, t.catalog, grouped))
-        except QueryFailed as exc:  # name the unreadable columns of the query as written
-            raise privileges.explain(exc, tree, t.catalog) from None
-
-    context = JudgeContext(t.question, t.evidence, sep["instance"], t.catalog, run_on_instance)
-    return Pending(ga, gb, record, sep, context, on_d, run_on_instance)
+        return Separated(record, sep)
+    return Separated(record, sep, pair.answers_on(sep["row_ids"]))
 
 
 def judge_all(judge: Judge, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
@@ -188,16 +208,21 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
     }
     if answer.tokens is not None:
         record["judge"]["tokens"] = answer.tokens
-    record["answers"] = {"a": answer_json(p.on_d[0]), "b": answer_json(p.on_d[1])}
+    on_shown, run_on_shown = p.on_d, p.run_on_instance
+    if answer.shown is not None:  # the prompt showed a smaller view of D' (max_prompt_tokens)
+        on_shown, run_on_shown = answer.shown.answers, answer.shown.run
+        record["judge"].update(instance_shown=answer.shown.instance,
+                               left_out=answer.shown.left_out)
+    record["answers"] = {"a": answer_json(on_shown[0]), "b": answer_json(on_shown[1])}
     tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
-    side, why = verdict(answer.rows, p.on_d[0], p.on_d[1], tolerance)
+    side, why = verdict(answer.rows, on_shown[0], on_shown[1], tolerance)
     if answer.unavailable is not None:
         why = UNAVAILABLE
     elif answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
     record.update(verdict=side, reason=why)
     if t.reference is not None and t.judge.name != "reference":
-        ref = p.run_on_instance(t.reference)
+        ref = run_on_shown(t.reference)
         record["reference_answer"] = answer_json(ref)
         if answer.rows is not None and not matches_judge(ref.rows, answer.rows):
             record["evidence_against_reference"] = True
@@ -273,8 +298,15 @@ def run_tournament(
     options: Options,
     reference: str | None = None,
     catalog: Catalog | None = None,
+    separations: MutableMapping[MemoKey, Separated] | None = None,
 ) -> dict[str, Any]:
-    """The whole selection for one question; a JSON-ready dict."""
+    """The whole selection for one question; a JSON-ready dict.
+
+    ``separations``: a :class:`~siselect.selection.memo.SeparationMemo` (or any dict) that
+    keeps every duel's separation and answers on D'. Pass the same one to a second call
+    for the same candidates with another judge (a noise curve): it replays only the judge
+    and does no database separation work again for the duels the first call played.
+    """
     if not isinstance(candidates, list) or not candidates:
         raise InvalidInput("candidates must be a non-empty array of SQL texts")
     if len(candidates) > MAX_CANDIDATES:
@@ -286,7 +318,8 @@ def run_tournament(
     started = time.perf_counter()
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
-    t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree)
+    t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree,
+                   separations=separations)
     entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )
