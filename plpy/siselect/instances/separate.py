@@ -5,7 +5,7 @@ parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> m
 """
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from sqlglot import exp
@@ -51,6 +51,9 @@ class Options:
     backend: str = "auto"
     with_references: bool = False
     budget_seconds: float = 300.0  # per pair; the caller's statement_timeout bounds each query
+    # Row ids no proposal may contain (a tournament separating a pair again, away from the
+    # rows of its earlier instances).
+    exclude: tuple[int, ...] = ()
 
     def check(self) -> "Options":
         if self.strategy not in STRATEGIES:
@@ -283,7 +286,7 @@ def _search(
     t0 = time.perf_counter()
     served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed)
     result["backend"], result["backend_reason"] = served.backend, served.reason
-    lineages, pool = served.lineages, served.pool
+    lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
     meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2)
     best = _Best(pair, meaning)
@@ -306,7 +309,7 @@ def _search(
         if best.by_rank and not _time_left(pair, options):
             break
     if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
-        _fallback(pair, best, lineages, notes)
+        _fallback(pair, best, lineages, notes, frozenset(options.exclude))
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
     found = best.minimised(options.max_rows)
@@ -314,16 +317,30 @@ def _search(
     return found, meaning, notes
 
 
-def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]) -> None:
+def _without(pool: Any, exclude: tuple[int, ...]) -> Any:
+    """``pool`` without the witnesses that hold an excluded row."""
+    if not exclude:
+        return pool
+    out = set(exclude)
+    kept = {name: [w for w in getattr(pool, name) if out.isdisjoint(w)]
+            for name in ("only1", "only2", "both")}
+    return replace(pool, **kept)
+
+
+def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str],
+              exclude: frozenset[int] = frozenset()) -> None:
     """All rows of all witnesses, then all rows of the tables read, when small enough."""
     union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
-    rows = [int(r) for (r,) in executor_for(pair.executor, lineages).run(union).rows]
+    rows = [int(r) for (r,) in executor_for(pair.executor, lineages).run(union).rows
+            if int(r) not in exclude]
     if len(rows) <= UNION_LIMIT and rows and best.consider(rows) <= FAILED \
             and best.by_rank[best.rank] == rows:
         notes.append(f"started from the whole lineage ({len(rows)} rows)")
     if best.rank == MEANINGFUL:
         return
     every = referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
+    if every is not None and exclude:
+        every = [r for r in every if r not in exclude]
     if every is not None and best.consider(every) <= FAILED \
             and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
