@@ -9,6 +9,7 @@ from siselect.runtime.errors import InvalidInput
 from siselect.selection import tournament
 from siselect.selection.judges import NoJudge, ReferenceJudge
 from siselect.selection.report import markdown_report
+from siselect.selection.rules import Rules
 from siselect.sqltext.transpile import to_tree
 
 QUESTION = "How many superheroes are taller than 200 cm?"
@@ -29,7 +30,8 @@ def reference(executor):
 
 
 def test_reference_judge_picks_the_right_candidate(executor):
-    result = run_tournament(executor, CANDIDATES, QUESTION, None, reference(executor), Options())
+    result = run_tournament(executor, CANDIDATES, QUESTION, None, reference(executor), Options(),
+                            rules=Rules(scoring="points", schedule="round-robin"))
     assert result["winner"]["index"] == 1
     assert result["winner"]["sql"] == RIGHT
     sizes = sorted(g["size"] for g in result["groups"])

@@ -168,6 +168,42 @@ def answer_key(rows: Iterable[Sequence[Any]]) -> frozenset[NormalRow]:
     )
 
 
+#: Significant digits numbers keep in :func:`exact_key`: past float noise (sums in another
+#: order differ near the 16th digit), short of any difference a question asks about.
+EXACT_DIGITS = 9
+
+
+def _canonical(value: Any, digits: int) -> Any:
+    """``value`` for :func:`exact_key`: numbers (whole, fractional, Decimal, bool) as one
+    kind, fractional ones rounded to ``digits`` significant digits; text as it is."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float | Decimal):
+        x = float(value)
+        if not math.isfinite(x):
+            return None if math.isnan(x) else x
+        if x.is_integer() and abs(x) < 2**53:
+            return int(x)
+        rounded = float(f"{x:.{digits}g}")
+        return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+def exact_key(rows: Iterable[Sequence[Any]], digits: int = EXACT_DIGITS
+              ) -> frozenset[tuple[Any, ...]]:
+    """A hashable key for grouping answers on D by BIRD's execution-accuracy rule: the set
+    of row tuples (column order counts; duplicates and row order do not; NULL rows stay),
+    numbers rounded to ``digits`` significant digits. Rounding, unlike a tolerance, is
+    transitive: answers with equal keys are one group whatever the order they come in."""
+    return frozenset(tuple(_canonical(v, digits) for v in row) for row in _checked(rows))
+
+
 def _is_whole(x: Number) -> bool:
     return isinstance(x, int) or (math.isfinite(x) and x.is_integer())
 

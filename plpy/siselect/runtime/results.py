@@ -193,6 +193,10 @@ class JudgeRecord:
     error: str | None = doc("why the judge failed, if it did")
     tokens: Maybe[TokenCounts] = doc("tokens of the completions sent for this duel (LLM)",
                                      absent=True)
+    instance_shown: Maybe[dict[str, Relation]] = doc(
+        "the smaller view of D' the judge was shown, when D' did not fit max_prompt_tokens "
+        "(answers and verdict are on it)", absent=True)
+    left_out: Maybe[str] = doc("what the prompt said was left out of D'", absent=True)
 
 
 @dataclass(kw_only=True)
@@ -228,6 +232,19 @@ class Duel:
     degenerate: Maybe[bool] = doc("D' is degenerate, as the separation gave it", absent=True)
     meaning_reason: Maybe[str] = doc("why D' is not meaningful", absent=True)
     errors: Maybe[dict[str, QueryError]] = doc("by side (a, b): its error on D'", absent=True)
+    round: Maybe[int] = doc("the schedule's round it was played in (from 1)", absent=True)
+    attempt: Maybe[int] = doc("which instance of this pair (from 1; above 1: separated again)",
+                              absent=True)
+    excluded_rows: Maybe[int] = doc("rows of the pair's earlier instances kept out of D'",
+                                    absent=True)
+    members: Maybe[dict[str, list[int]]] = doc(
+        "by side (a, b): the input indexes of the unit's members, each run on D'", absent=True)
+    matched: Maybe[list[int]] = doc("members whose answer on D' matches the judge's",
+                                    absent=True)
+    reliability: Maybe[float] = doc("how far the verdict is believed (evidence scoring, "
+                                    "docs/selection.md)", absent=True)
+    again: Maybe[str] = doc("why the pair is separated again on another instance",
+                            absent=True)
     timings: dict[str, float] = doc("seconds by phase of the separation")
     tries: int = doc("candidate instances tested")
 
@@ -256,8 +273,60 @@ class GroupRecord:
     members: list[int] = doc("input indexes, in input order")
     representative: int = doc("the member that duels for the group")
     size: int = doc("number of members (the consistency score)")
-    score: float = doc("tournament points: 1 a win, 0.5 a draw")
+    score: float = doc("its best member's score: tournament points (1 a win, 0.5 a draw) "
+                       "or evidence (log-odds, docs/selection.md), as rules.scoring says")
     rows_on_d: int = doc("rows of the group's answer on D")
+    best: Maybe[int] = doc("its member with the best record", absent=True)
+    parts: Maybe[int] = doc("units it ended as, split by its members' answers on D'",
+                            absent=True)
+
+
+@dataclass(kw_only=True)
+class RulesRecord:
+    """How the tournament grouped, scored and scheduled (docs/selection.md)."""
+
+    grouping: str = doc("exact (BIRD's sets of row tuples) or paper (normalised answers)")
+    scoring: str = doc("evidence (consistency prior and weighted verdicts) or points")
+    schedule: str = doc("adaptive (pairs that cannot change the winner skipped) or "
+                        "round-robin")
+    instances: int = doc("most instances a pair is judged on")
+    members: str = doc("all (every member runs on D') or representative (the paper's)")
+    judge_accuracy: float = doc("the judge's accuracy the evidence model assumes")
+
+
+@dataclass(kw_only=True)
+class MemberRecord:
+    """One candidate's own record in the tournament."""
+
+    index: int = doc("input index")
+    group: int = doc("position of its group in groups")
+    score: float = doc("its score (points or evidence, as rules.scoring says)")
+    points: float = doc("round-robin points of its pairs (majority of each pair's instances)")
+    evidence: float = doc("sum of its verdicts' log-ratios (without the prior)")
+    matched: int = doc("instances on which its answer matched the judge's")
+    mismatched: int = doc("instances on which it did not")
+    abstained: int = doc("instances it ran on where the judge gave no answer")
+
+
+@dataclass(kw_only=True)
+class ScheduleRecord:
+    """What the schedule played and spared."""
+
+    rounds: int = doc("rounds of duels (each judged concurrently)")
+    pairs: int = doc("pairs of groups (what round-robin plays)")
+    played: int = doc("pairs played")
+    skipped: int = doc("pairs of units never played: they could not change the winner")
+    duels: int = doc("duels, separations again included")
+    judged: int = doc("duels that reached the judge")
+
+
+@dataclass(kw_only=True)
+class AgainRecord:
+    """Pairs separated again on another instance, away from the rows already used."""
+
+    drawn: int = doc("times because the duel was drawn")
+    against_prior: int = doc("times because the verdict went against a much larger group")
+    pairs: int = doc("pairs judged on more than one instance")
 
 
 @dataclass(kw_only=True)
@@ -268,13 +337,21 @@ class TournamentResult:
     judge: str = doc("the judge's name")
     seed: int = doc("seed of the separations")
     candidates: int = doc("number of candidates given")
+    rules: Maybe[RulesRecord] = doc("the grouping, scoring and schedule used", absent=True)
     dropped: list[Dropped] = doc("candidates that failed on D")
     winner: Winner | None = doc("the chosen candidate; null when every candidate failed")
     reason: Maybe[str] = doc("why there is no winner", absent=True)
     decided_by: DecidedBy = doc("what decided the winner")
     groups: list[GroupRecord] = doc("groups by answer on D, in input order")
-    scores: dict[str, float] = doc("score by representative's input index")
-    duels: list[Duel] = doc("every pair of groups, once")
+    scores: dict[str, float] = doc("each group's score by its representative's input index")
+    members: Maybe[list[MemberRecord]] = doc("every candidate that ran on D: its record",
+                                             absent=True)
+    duels: list[Duel] = doc("every duel played, in order")
+    schedule: Maybe[ScheduleRecord] = doc("rounds, pairs played and skipped", absent=True)
+    separated_again: Maybe[AgainRecord] = doc("how often pairs were separated again",
+                                              absent=True)
+    splits: Maybe[int] = doc("times a unit was split by its members' answers on D'",
+                             absent=True)
     judge_calls: Maybe[int] = doc("LLM requests made (absent when no group ran)", absent=True)
     judge_completions: Maybe[CompletionCounts] = doc("LLM completions sent and cached",
                                                      absent=True)

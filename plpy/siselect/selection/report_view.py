@@ -58,8 +58,11 @@ def ab_words(text: Any) -> str:
 def _outcomes(result: dict[str, Any]) -> dict[tuple[int, int], str]:
     """(row group, column group) -> win, draw or loss, from the row group's side."""
     found: dict[tuple[int, int], str] = {}
+    # A duel's sides are units' first members; a split group's part may not be its
+    # representative. Several instances of a pair: the last one's verdict is shown.
+    home = {m: g["representative"] for g in result.get("groups", []) for m in g["members"]}
     for d in result.get("duels", []):
-        a, b, v = d["a"], d["b"], d.get("verdict")
+        a, b, v = home.get(d["a"], d["a"]), home.get(d["b"], d["b"]), d.get("verdict")
         found[(a, b)] = {"a": "win", "b": "loss"}.get(v, "draw")
         found[(b, a)] = {"a": "loss", "b": "win"}.get(v, "draw")
     return found
@@ -68,7 +71,7 @@ def _outcomes(result: dict[str, Any]) -> dict[tuple[int, int], str]:
 def _why(result: dict[str, Any], groups: list[dict[str, Any]]) -> str:
     winner = result["winner"]["index"]
     how = str(result.get("decided_by", ""))
-    mine = next((g for g in groups if g["representative"] == winner), None)
+    mine = next((g for g in groups if winner in g["members"]), None)
     if how == "single group":
         return "every candidate that ran returned the same answer on the database"
     if mine is None:

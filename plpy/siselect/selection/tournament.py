@@ -1,35 +1,56 @@
-"""The round-robin tournament (paper section II): groups, duels, scores, a winner.
+"""The tournament (paper section II, with issue 15's rules): groups, duels, scores, a winner.
 
-run every candidate on D -> group by normalised answer -> one representative a group
--> separate every pair -> judge the answer on D' -> comparator -> win 1, draw 0.5.
-Ties on score fall back on the consistency score (group size), then on input order.
+run every candidate on D -> group by answer (exact, or the paper's normalised key) ->
+units (a group, split where its members answer differently on a D') -> rounds of duels:
+separate two units' representatives -> run every member of both on D' -> the judge
+answers on D' -> each member's answer compared with the judge's -> scores (points or
+evidence) -> pairs that cannot change the winner are not played; a drawn duel, or one
+whose verdict goes against a much larger group, is separated again away from the rows
+already used -> the winner is a member, the best by its own record.
+
+The rules are in :mod:`.rules` (``strategy paper`` gives the paper's tournament: its
+grouping, representatives only, one instance a pair, round-robin points); the model and
+the schedule in docs/selection.md.
 """
 
-import itertools
 import time
-from collections.abc import MutableMapping
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Hashable, MutableMapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlglot import exp
 
-from siselect.instances.pair import Pair, group_rows, run_capped
+from siselect.instances.pair import Failed, Pair, failure, group_rows, run_capped
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shadow import restrict
 from siselect.instances.shrink import smaller_instances
+from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges
-from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, answer_key, matches_judge
+from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, exact_key, matches_judge
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import Cancelled, InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import Duel, TournamentResult, serialise
+from siselect.selection import scoring
+from siselect.selection.grouping import Group, group
 from siselect.selection.judge_pool import UNAVAILABLE
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
 from siselect.selection.memo import MemoKey, Separated, memo_key
+from siselect.selection.rules import Rules
+from siselect.selection.schedule import Match, next_round, skipped
+from siselect.selection.scoring import Unit
 from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
 
 MAX_CANDIDATES = 64
+#: A verdict goes against the consistency prior when the losing group is at least this
+#: many times as large as the winning one, and at least two candidates larger.
+PRIOR_RATIO = 2
+AGAINST_PRIOR = "the verdict goes against a much larger group"
+DRAWN = "drawn"
+
+__all__ = ["Entry", "Group", "group", "prepare", "run_tournament", "verdict", "judge_all"]
 
 
 @dataclass
@@ -44,14 +65,6 @@ class Entry:
 
 
 @dataclass
-class Group:
-    members: list[int]
-    representative: int
-    answer: Rows
-    score: float = 0.0
-
-
-@dataclass
 class Tournament:
     executor: Executor
     catalog: Catalog
@@ -60,10 +73,26 @@ class Tournament:
     question: str
     evidence: str | None = None
     reference: exp.Query | None = None
+    rules: Rules = field(default_factory=lambda: Rules().resolved("minimal"))
+    entries: list[Entry] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    matches: list[Match] = field(default_factory=list)
     duels: list[dict[str, Any]] = field(default_factory=list)
     judge_calls: int = 0
     answers: list[JudgeAnswer] = field(default_factory=list)
     separations: MutableMapping[MemoKey, Separated] | None = None
+    witnesses: WitnessCache = field(default_factory=WitnessCache)  # each candidate's, once
+    accuracy: float = scoring.DEFAULT_ACCURACY
+    again: Counter = field(default_factory=Counter)  # why pairs were separated again
+    splits: int = 0  # units split by their members' answers on a D'
+    next_uid: int = 0
+
+    def unit_of(self, index: int) -> Unit:
+        return next(u for u in self.units if index in u.members)
+
+    def new_uid(self) -> int:
+        self.next_uid += 1
+        return self.next_uid - 1
 
 
 def prepare(
@@ -89,20 +118,6 @@ def prepare(
     return entries
 
 
-def group(entries: list[Entry]) -> list[Group]:
-    """Candidates with the same normalised answer on D form one group (input order kept)."""
-    groups: dict[Any, Group] = {}
-    for e in entries:
-        if e.answer is None:
-            continue
-        key = answer_key(e.answer.rows)
-        if key in groups:
-            groups[key].members.append(e.index)
-        else:
-            groups[key] = Group([e.index], e.index, e.answer)
-    return list(groups.values())
-
-
 def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
             tolerance: Tolerance = JUDGE_TOLERANCE) -> tuple[str, str]:
     """The comparator: the side whose answer on D' matches the judge's wins."""
@@ -123,30 +138,39 @@ def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
 class Pending:
     """A duel separated on the database and waiting for the judge (or already decided)."""
 
-    ga: Group
-    gb: Group
+    match: Match
+    units: tuple[Unit, Unit]
     record: dict[str, Any]
     sep: dict[str, Any]
     context: JudgeContext | None = None  # None: no judge needed, the record is final
     on_d: tuple[Rows, Rows] | None = None
     run_on_instance: Any = None
+    members: dict[int, Rows] = field(default_factory=dict)  # input index -> answer on D'
 
 
-def separate_duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> Pending:
-    """Separate two representatives: the database work of a duel, before any judge call
-    (none when ``t.separations`` already holds it)."""
-    a, b = entries[ga.representative], entries[gb.representative]
+def _runs(t: Tournament, unit: Unit) -> list[int]:
+    """The members of ``unit`` run on a D': all, or the paper's representative only."""
+    return list(unit.members) if t.rules.members == "all" else [unit.first]
+
+
+def separate_duel(t: Tournament, match: Match) -> Pending:
+    """Separate a match's two representatives (away from its earlier instances' rows) and
+    run every member of both units on D': the database work of a duel, before any judge
+    call; none when ``t.separations`` already holds it."""
+    a, b = t.entries[match.a], t.entries[match.b]
+    units = (t.unit_of(match.a), t.unit_of(match.b))
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
-    pair = Pair(t.executor, t.catalog, (a.tree, b.tree))
-    key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), (), t.options)
+    pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses)
+    exclude = tuple(sorted(match.exclude))
+    key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), exclude, t.options)
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
-        kept = _separated(t, pair, a, b)
+        kept = _separated(t, pair, a, b, exclude)
         if t.separations is not None:
             t.separations[key] = kept
     record: dict[str, Any] = {"a": a.index, "b": b.index, **kept.status}
     if kept.on_d is None:
-        return Pending(ga, gb, record, kept.sep)
+        return Pending(match, units, record, kept.sep)
     grouped = group_rows(kept.sep["row_ids"], t.catalog)
 
     def run_on_instance(tree: exp.Query) -> Rows:
@@ -157,15 +181,36 @@ def separate_duel(t: Tournament, ga: Group, gb: Group, entries: list[Entry]) -> 
 
     context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
                            run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
-    return Pending(ga, gb, record, kept.sep, context, kept.on_d, run_on_instance)
+    members = {a.index: kept.on_d[0], b.index: kept.on_d[1]}
+    for index in _runs(t, units[0]) + _runs(t, units[1]):
+        if index not in members:
+            members[index] = _member_answer(t, kept, index, run_on_instance)
+    return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members)
 
 
-def _separated(t: Tournament, pair: Pair, a: Entry, b: Entry) -> Separated:
+def _member_answer(t: Tournament, kept: Separated, index: int, run: Any) -> Rows:
+    """A member's answer on D' (kept in the memo): an error there is its answer."""
+    tree = t.entries[index].tree
+    assert tree is not None
+    sql = tree.sql("postgres")
+    if sql not in kept.members:
+        try:
+            kept.members[sql] = run(tree)
+        except Cancelled:
+            raise
+        except QueryFailed as exc:  # a time limit on D': an answer that matches no judge
+            kept.members[sql] = failure(exc)
+    return kept.members[sql]
+
+
+def _separated(t: Tournament, pair: Pair, a: Entry, b: Entry, exclude: tuple[int, ...]
+               ) -> Separated:
     """The separation of one pair of representatives, as the memo keeps it."""
     assert a.answer is not None and b.answer is not None
     record: dict[str, Any] = {}
+    options = replace(t.options, exclude=exclude) if exclude else t.options
     try:
-        sep = separate_pair(pair, a.answer, b.answer, t.options)
+        sep = separate_pair(pair, a.answer, b.answer, options)
     except Cancelled:  # the whole call's time is up, not this pair's
         raise
     except SiselectError as exc:  # a query's time limit, lineage out of reach: this pair only
@@ -189,17 +234,28 @@ def judge_all(judge: Judge, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
     return many(contexts) if many is not None else [judge.answer(c) for c in contexts]
 
 
-def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
-    """A separated duel's verdict from the judge's answer; scored."""
-    assert p.on_d is not None
-    record, sep = p.record, p.sep
-    t.judge_calls += answer.calls
+def _instance_fields(record: dict[str, Any], sep: dict[str, Any]) -> None:
+    """What the separation says of D' (its rank, errors as A's and B's), on the duel."""
     record["instance"] = sep["instance"]
     record["rows"] = sep["rows"]
     if "minimal_rows" in sep and sep["minimal_rows"] != sep["rows"]:
         record["minimal_rows"] = sep["minimal_rows"]
     if sep.get("references_left_out"):
         record["references_left_out"] = sep["references_left_out"]
+    for name in ("meaning", "degenerate", "meaning_reason"):
+        if name in sep:
+            record[name] = sep[name]
+    if sep.get("errors"):
+        record["errors"] = {side: sep["errors"][q] for side, q in (("a", "q1"), ("b", "q2"))
+                            if q in sep["errors"]}
+
+
+def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
+    """A separated duel's verdict from the judge's answer; every member scored."""
+    assert p.on_d is not None
+    record, sep = p.record, p.sep
+    t.judge_calls += answer.calls
+    _instance_fields(record, sep)
     record["judge"] = {
         "name": t.judge.name,
         "rows": answer.rows,
@@ -208,11 +264,13 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
     }
     if answer.tokens is not None:
         record["judge"]["tokens"] = answer.tokens
-    on_shown, run_on_shown = p.on_d, p.run_on_instance
+    on_shown, run_on_shown, members = p.on_d, p.run_on_instance, p.members
     if answer.shown is not None:  # the prompt showed a smaller view of D' (max_prompt_tokens)
         on_shown, run_on_shown = answer.shown.answers, answer.shown.run
         record["judge"].update(instance_shown=answer.shown.instance,
                                left_out=answer.shown.left_out)
+        members = {i: _shown_answer(t, i, answer.shown.run) for i in p.members}
+        members.update({record["a"]: on_shown[0], record["b"]: on_shown[1]})
     record["answers"] = {"a": answer_json(on_shown[0]), "b": answer_json(on_shown[1])}
     tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
     side, why = verdict(answer.rows, on_shown[0], on_shown[1], tolerance)
@@ -226,24 +284,128 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> dict[str, Any]:
         record["reference_answer"] = answer_json(ref)
         if answer.rows is not None and not matches_judge(ref.rows, answer.rows):
             record["evidence_against_reference"] = True
-    return _score(p.ga, p.gb, record, sep)
+    r = scoring.reliability(t.accuracy, sep.get("meaning"), answer.votes)
+    record["reliability"] = round(r, 6)
+    _score_members(t, p, members, answer.rows, tolerance, r)
 
 
-def play(t: Tournament, pairs: list[tuple[Group, Group]], entries: list[Entry]) -> None:
-    """Separate every pair (database work, in order), judge every instance (concurrently
-    where the judge can), then score in the pairs' order."""
-    pending = [separate_duel(t, ga, gb, entries) for ga, gb in pairs]
+def _shown_answer(t: Tournament, index: int, run: Any) -> Rows:
+    tree = t.entries[index].tree
+    assert tree is not None
+    try:
+        return run(tree)  # type: ignore[no-any-return]
+    except Cancelled:
+        raise
+    except QueryFailed as exc:
+        return failure(exc)
+
+
+def _answer_key(rows: Rows) -> Hashable:
+    if isinstance(rows, Failed):
+        return ("error", rows.sqlstate, rows.message)
+    return exact_key(rows.rows)
+
+
+def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
+                   judge_rows: list[list[Any]] | None, tolerance: Tolerance, r: float) -> None:
+    """Split each unit by its members' answers on D', then score every part by whether its
+    answer matches the judge's."""
+    parts: list[tuple[Unit, list[int], bool | None]] = []
+    for unit in p.units:
+        run = [i for i in unit.members if i in members]
+        by_answer: dict[Hashable, list[int]] = {}
+        for i in run:
+            by_answer.setdefault(_answer_key(members[i]), []).append(i)
+        if len(by_answer) > 1:
+            t.splits += 1
+            # Members not run (the paper's rule) follow the representative's part.
+            rest = [i for i in unit.members if i not in members]
+            groups = list(by_answer.values())
+            groups[0] = sorted(groups[0] + rest)
+        else:
+            groups = [list(unit.members)]
+        for g in groups:
+            answer = members[next(i for i in g if i in members)]
+            matched = None if judge_rows is None else (
+                not isinstance(answer, Failed) and matches_judge(answer.rows, judge_rows,
+                                                                 tolerance))
+            parts.append((unit, g, matched))
+    outcomes = [m for _, _, m in parts if m is not None]
+    any_matched, all_matched = any(outcomes), bool(outcomes) and all(outcomes)
+    new_units: dict[int, list[Unit]] = {}
+    for unit, g, matched in parts:
+        part = unit if g == unit.members else unit.part(t.new_uid(), g)
+        new_units.setdefault(unit.uid, []).append(part)
+        part.instance_points.setdefault(p.match.mid, []).append(
+            scoring.instance_points(matched, any_matched, all_matched))
+        if matched is None:
+            part.abstained += 1
+            continue
+        part.evidence += scoring.log_ratio(matched, r)
+        if matched:
+            part.matched += 1
+        else:
+            part.mismatched += 1
+    p.record["members"] = {side: list(u.members) for side, u in zip("ab", p.units, strict=True)}
+    p.record["matched"] = sorted(i for _, g, m in parts if m for i in g)
+    _replace_units(t, new_units)
+
+
+def _replace_units(t: Tournament, new_units: dict[int, list[Unit]]) -> None:
+    units: list[Unit] = []
+    for u in t.units:
+        units.extend(new_units.get(u.uid, [u]))
+    t.units = units
+
+
+def _unjudged(t: Tournament, p: Pending) -> None:
+    """A duel without a separating instance: a draw for both units, no evidence."""
+    for unit in p.units:
+        unit.instance_points.setdefault(p.match.mid, []).append(0.5)
+    p.record["members"] = {side: list(u.members) for side, u in zip("ab", p.units, strict=True)}
+
+
+def _again(t: Tournament, p: Pending) -> str | None:
+    """Why the match should be separated on another instance, if it should."""
+    record = p.record
+    if record.get("separation") != "separated" or not p.sep.get("row_ids"):
+        return None  # nothing new to exclude: another search finds the same or nothing
+    if record["verdict"] == "draw":
+        return DRAWN
+    winner, loser = (p.units if record["verdict"] == "a" else p.units[::-1])
+    if loser.size >= PRIOR_RATIO * winner.size and loser.size >= winner.size + 2:
+        return AGAINST_PRIOR
+    return None
+
+
+def play_round(t: Tournament, matches: list[Match], number: int) -> None:
+    """Separate every match of the round (database work, in order), judge every instance
+    (concurrently where the judge can), then score in the matches' order."""
+    pending = [separate_duel(t, m) for m in matches]
     _server_limit(t)
     asked = [p for p in pending if p.context is not None]
     answers = judge_all(t.judge, [p.context for p in asked if p.context is not None])
-    by_pair = {id(p): a for p, a in zip(asked, answers, strict=True)}
+    by_match = {id(p): a for p, a in zip(asked, answers, strict=True)}
     for p in pending:
+        record = p.record
+        record["round"] = number
+        record["attempt"] = len(p.match.duels) + 1
+        if p.match.exclude:
+            record["excluded_rows"] = len(p.match.exclude)
         if p.context is None:
-            t.duels.append(_score(p.ga, p.gb, p.record, p.sep))
-            continue
-        answer = by_pair[id(p)]
-        t.answers.append(answer)
-        t.duels.append(judged(t, p, answer))
+            _unjudged(t, p)
+        else:
+            t.answers.append(by_match[id(p)])
+            judged(t, p, by_match[id(p)])
+        record["timings"] = p.sep.get("timings", {})
+        record["tries"] = p.sep.get("tries", 0)
+        p.match.duels.append(record)
+        p.match.exclude |= set(p.sep.get("row_ids") or [])
+        p.match.again = _again(t, p) if len(p.match.duels) < t.rules.instances else None
+        if p.match.again is not None:
+            record["again"] = p.match.again
+            t.again[p.match.again] += 1
+        t.duels.append(serialise(Duel, record))
 
 
 def _server_limit(t: Tournament) -> None:
@@ -270,23 +432,77 @@ def judge_figures(answers: list[JudgeAnswer]) -> dict[str, Any]:
     return figures
 
 
-def _score(ga: Group, gb: Group, record: dict[str, Any], sep: dict[str, Any]) -> dict[str, Any]:
-    points = {"a": (1.0, 0.0), "b": (0.0, 1.0), "draw": (0.5, 0.5)}[record["verdict"]]
-    ga.score += points[0]
-    gb.score += points[1]
-    record["timings"] = sep.get("timings", {})
-    record["tries"] = sep.get("tries", 0)
-    return serialise(Duel, record)
+def play(t: Tournament) -> int:
+    """Every round the schedule asks for; the number of rounds played."""
+    rules = t.rules
+    rounds = 0
+    while True:
+        waiting = [(m, t.unit_of(m.a), t.unit_of(m.b)) for m in t.matches
+                   if m.pending(rules.instances or 1)]
+        pairs, again = next_round(rules.schedule or "round-robin", rounds == 0, t.units,
+                                  waiting, rules.scoring or "points", t.accuracy,
+                                  rules.instances or 1)
+        if not pairs and not again:
+            return rounds
+        matches = [m for m, _, _ in again]
+        for u, v in pairs:
+            match = Match(len(t.matches), u.first, v.first)
+            t.matches.append(match)
+            matches.append(match)
+        rounds += 1
+        play_round(t, matches, rounds)
 
 
-def winner(groups: list[Group]) -> tuple[Group, str]:
-    """Highest score; ties go to the larger group (consistency), then the earlier input."""
-    best = max(groups, key=lambda g: (g.score, len(g.members), -g.representative))
-    tied = [g for g in groups if g.score == best.score]
-    if len(tied) == 1:
-        return best, "tournament"
-    sizes = [len(g.members) for g in tied]
-    return best, "consistency" if sizes.count(max(sizes)) == 1 else "input order"
+def _accuracy(judge: Judge, rules: Rules) -> float:
+    """How often the judge names the right answer, as the evidence model assumes."""
+    if rules.judge_accuracy is not None:
+        return rules.judge_accuracy
+    declared = getattr(judge, "accuracy", None)
+    if isinstance(declared, float):
+        return declared
+    return scoring.REFERENCE_ACCURACY if judge.name == "reference" else scoring.DEFAULT_ACCURACY
+
+
+def _decided_by(t: Tournament, best: Unit, how: str, groups: list[Group]) -> str:
+    if len(groups) == 1:
+        return "single group"
+    largest = max(len(g.members) for g in groups)
+    unique_largest = [len(g.members) for g in groups].count(largest) == 1
+    if all(d["verdict"] == "draw" and not d.get("matched") for d in t.duels):
+        return "consistency (every duel was a draw)" if unique_largest and \
+            best.size == largest else "input order"
+    if t.rules.scoring == "evidence" and best.size == largest and unique_largest:
+        top = max(t.units, key=lambda u: (u.evidence, -u.first))
+        if top.group != best.group and top.evidence > best.evidence + 1e-9:
+            return "consistency"
+    return how
+
+
+def _group_records(t: Tournament, groups: list[Group]) -> list[dict[str, Any]]:
+    scoring_name = t.rules.scoring or "points"
+    records = []
+    for i, g in enumerate(groups):
+        units = [u for u in t.units if u.group == i]
+        best = max(units, key=lambda u: scoring.ranking_key(u, scoring_name))
+        records.append({
+            "members": g.members,
+            "representative": g.representative,
+            "size": len(g.members),
+            "score": round(best.score(scoring_name), 6),
+            "rows_on_d": len(g.answer.rows),
+            "best": best.first,
+            "parts": len(units),
+        })
+    return records
+
+
+def _member_records(t: Tournament) -> list[dict[str, Any]]:
+    scoring_name = t.rules.scoring or "points"
+    records = [{"index": i, "group": u.group, "score": round(u.score(scoring_name), 6),
+                "points": u.points(), "evidence": round(u.evidence, 6), "matched": u.matched,
+                "mismatched": u.mismatched, "abstained": u.abstained}
+               for u in t.units for i in u.members]
+    return sorted(records, key=lambda r: r["index"])
 
 
 def run_tournament(
@@ -299,13 +515,19 @@ def run_tournament(
     reference: str | None = None,
     catalog: Catalog | None = None,
     separations: MutableMapping[MemoKey, Separated] | None = None,
+    rules: Rules | None = None,
 ) -> dict[str, Any]:
     """The whole selection for one question; a JSON-ready dict.
 
+    ``rules``: grouping, scoring, schedule, instances a pair, members run on D'
+    (:class:`~siselect.selection.rules.Rules`); unset ones follow ``options.strategy``.
+
     ``separations``: a :class:`~siselect.selection.memo.SeparationMemo` (or any dict) that
-    keeps every duel's separation and answers on D'. Pass the same one to a second call
-    for the same candidates with another judge (a noise curve): it replays only the judge
-    and does no database separation work again for the duels the first call played.
+    keeps every duel's separation and every member's answer on its D'. Pass the same one
+    to a second call for the same candidates with another judge (a noise curve): that call
+    replays only the judge and does no database separation work again for the duels the
+    first call played (``len(separations)`` does not grow); a duel only the second plays
+    (another schedule, a pair separated again) is separated then and kept.
     """
     if not isinstance(candidates, list) or not candidates:
         raise InvalidInput("candidates must be a non-empty array of SQL texts")
@@ -316,21 +538,27 @@ def run_tournament(
     if not question or not str(question).strip():
         raise InvalidInput("the question must not be empty")
     started = time.perf_counter()
+    rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
-    t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree,
-                   separations=separations)
-    entries = prepare(
+    t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
+                   separations=separations, accuracy=_accuracy(judge, rules))
+    t.entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )
     t_exec = time.perf_counter() - started
-    groups = group(entries)
+    groups = group(t.entries, rules.grouping or "exact")
+    t.units = [Unit(t.new_uid(), list(g.members), i, len(g.members))
+               for i, g in enumerate(groups)]
     result: dict[str, Any] = {
         "question": question,
         "judge": judge.name,
         "seed": options.seed,
         "candidates": len(candidates),
-        "dropped": [{"index": e.index, **e.error} for e in entries if e.error],
+        "rules": {"grouping": rules.grouping, "scoring": rules.scoring,
+                  "schedule": rules.schedule, "instances": rules.instances,
+                  "members": rules.members, "judge_accuracy": t.accuracy},
+        "dropped": [{"index": e.index, **e.error} for e in t.entries if e.error],
     }
     if not groups:
         result.update(
@@ -342,28 +570,24 @@ def run_tournament(
             decided_by="none",
         )
         return _timed(result, started, t_exec)
-    play(t, list(itertools.combinations(groups, 2)), entries)
-    best, how = winner(groups)
-    if len(groups) == 1:
-        how = "single group"
-    elif all(d["verdict"] == "draw" for d in t.duels):
-        how = "consistency (every duel was a draw)" if how == "consistency" else how
+    rounds = play(t)
+    best, how = scoring.winner(t.units, rules.scoring or "points")
+    group_records = _group_records(t, groups)
+    n = len(groups)
     result.update(
-        winner={"index": best.representative, "sql": entries[best.representative].sql},
-        decided_by=how,
-        groups=[
-            {
-                "members": g.members,
-                "representative": g.representative,
-                "size": len(g.members),
-                "score": g.score,
-                "rows_on_d": len(g.answer.rows),
-            }
-            for g in groups
-        ],
-        scores={str(g.representative): g.score for g in groups},
+        winner={"index": best.first, "sql": t.entries[best.first].sql},
+        decided_by=_decided_by(t, best, how, groups),
+        groups=group_records,
+        scores={str(g["representative"]): g["score"] for g in group_records},
+        members=_member_records(t),
         duels=t.duels,
         judge_calls=t.judge_calls,
+        schedule={"rounds": rounds, "pairs": n * (n - 1) // 2, "played": len(t.matches),
+                  "skipped": skipped(t.units), "duels": len(t.duels),
+                  "judged": len(t.answers)},
+        separated_again={"drawn": t.again[DRAWN], "against_prior": t.again[AGAINST_PRIOR],
+                         "pairs": sum(1 for m in t.matches if len(m.duels) > 1)},
+        splits=t.splits,
     )
     result.update(judge_figures(t.answers))
     return _timed(result, started, t_exec)

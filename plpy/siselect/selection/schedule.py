@@ -1,0 +1,100 @@
+"""Which pairs the tournament plays, in rounds (docs/selection.md, "Schedule").
+
+A round's duels are separated one after another and then judged together (the LLM's
+requests go out concurrently), so fewer rounds mean less waiting and fewer duels mean
+fewer judge calls.
+
+``round-robin``: every pair of groups in the first round; later rounds only separate
+again the pairs that need another instance.
+
+``adaptive``: a pair is played only while it can still change the winner. A unit's score
+can move by at most :func:`siselect.selection.scoring.bounds` per instance still to come;
+a unit whose best possible score stays below some unit's worst possible score can no
+longer win, and a pair of two such units is never played. Each round plays the remaining
+pairs of the unit ranked first (so its score is soon final and the others have a bar to
+clear), with every pair waiting to be separated again.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from siselect.selection.scoring import Unit, bounds, pair_points, ranking_key
+
+
+@dataclass
+class Match:
+    """A pair of units judged on one instance or more (separated again, rows excluded)."""
+
+    mid: int
+    a: int  # input index of A's representative
+    b: int
+    duels: list[dict[str, Any]] = field(default_factory=list)  # its duel records, in order
+    exclude: set[int] = field(default_factory=set)  # rows of its instances so far
+    again: str | None = None  # why it needs another instance, while it does
+
+    def pending(self, limit: int) -> bool:
+        return self.again is not None and len(self.duels) < limit
+
+
+def met(u: Unit, v: Unit) -> bool:
+    """Whether two units were run on a common instance (a part of a split unit has met
+    the other parts and the other side there)."""
+    return bool(u.instance_points.keys() & v.instance_points.keys())
+
+
+def open_pairs(units: list[Unit]) -> list[tuple[Unit, Unit]]:
+    """Pairs of units of different groups that never met, in input order."""
+    ordered = sorted(units, key=lambda u: u.first)
+    return [(u, v) for i, u in enumerate(ordered) for v in ordered[i + 1:]
+            if u.group != v.group and not met(u, v)]
+
+
+def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[tuple[Match,
+               Unit, Unit]], scoring: str, accuracy: float, limit: int) -> set[int]:
+    """The uids of units that may still win."""
+    gain, loss = bounds(scoring, accuracy)
+    up = {u.uid: u.score(scoring) for u in units}
+    down = dict(up)
+    for u, v in pairs:
+        for w in (u, v):
+            up[w.uid] += gain * limit
+            down[w.uid] += loss * limit
+    for m, u, v in waiting:
+        left = limit - len(m.duels)
+        for w in (u, v):
+            if scoring == "points":
+                now = _pair_points(w, m)
+                up[w.uid] += 1.0 - now
+                down[w.uid] -= now
+            else:
+                up[w.uid] += gain * left
+                down[w.uid] += loss * left
+    bar = max(down.values())
+    return {uid for uid, best in up.items() if best >= bar - 1e-9}
+
+
+def _pair_points(unit: Unit, match: Match) -> float:
+    return pair_points(unit.instance_points.get(match.mid, []))
+
+
+def next_round(schedule: str, first: bool, units: list[Unit],
+               waiting: list[tuple[Match, Unit, Unit]], scoring: str, accuracy: float,
+               limit: int) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
+    """The new pairs and the matches to separate again in the next round; both empty when
+    the tournament is over."""
+    pairs = open_pairs(units)
+    if schedule == "round-robin":
+        return (pairs if first else []), waiting
+    alive = contenders(units, pairs, waiting, scoring, accuracy, limit)
+    pairs = [(u, v) for u, v in pairs if u.uid in alive or v.uid in alive]
+    waiting = [(m, u, v) for m, u, v in waiting if u.uid in alive or v.uid in alive]
+    if not pairs:
+        return [], waiting
+    involved = {w.uid: w for pair in pairs for w in pair}
+    focus = max(involved.values(), key=lambda u: ranking_key(u, scoring))
+    return [(u, v) for u, v in pairs if focus is u or focus is v], waiting
+
+
+def skipped(units: list[Unit]) -> int:
+    """Pairs of units of different groups that never met when the tournament ended."""
+    return len(open_pairs(units))
