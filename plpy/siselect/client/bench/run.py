@@ -77,6 +77,9 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
               load_inputs(run.tasks, run.candidates, run.databases, run.limit))
     for note in inputs.notes:
         say(note)
+    if run.source:  # before the output folder is touched: a wrong map leaves nothing behind
+        where = run.runner_dsn or run.dsn
+        run.source.check(where() if callable(where) else where, inputs.tasks, say)
     fingerprint = {**inputs.fingerprint, **run.settings.fingerprint(), "label": run.label}
     out = OutDir(run.out)
     finished = out.start(fingerprint, run.resume, run.force)
@@ -86,9 +89,7 @@ def run_bench(run: BenchRun, say: Say) -> dict[str, Any]:
         say(f"resuming {run.out}: {len(records)} of {len(inputs.tasks)} tasks already done")
     dsn = run.dsn() if callable(run.dsn) else run.dsn
     runner_dsn = run.runner_dsn() if callable(run.runner_dsn) else run.runner_dsn or dsn
-    if todo and run.source:
-        run.source.check(runner_dsn, todo, say)
-    elif todo:
+    if todo and not run.source:
         load_databases(dsn, {t.db_id: inputs.databases[t.db_id] for t in todo}, say)
     progress = Progress(len(inputs.tasks), len(records))
     for record in records.values():
