@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from siselect.instances.search import Pool, fetch_lineage_pool, fetch_pool
+from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import InvalidInput, QueryFailed
 from siselect.runtime.executor import Executor
@@ -33,19 +34,27 @@ class Served:
     pool: Pool
 
 
-def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str) -> Served:
-    lineages = [REGISTRY["lineage"].witness_query(t, catalog) for t in trees]
-    pool = fetch_lineage_pool(executor, lineages, seed)
+def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str,
+             cache: WitnessCache | None) -> Served:
+    lineages = _witness_queries(REGISTRY["lineage"], trees, catalog, cache, strict=True)
+    assert not isinstance(lineages, str)
+    pool = (cache.pool(executor, lineages, seed) if cache is not None
+            else fetch_lineage_pool(executor, lineages, seed))
     return Served("lineage", reason, lineages, pool)
 
 
-def _witness_queries(backend: Backend, trees, catalog: Catalog) -> list[Lineage] | str:
-    """Both witness queries, or why ``backend`` cannot serve one of them."""
+def _witness_queries(backend: Backend, trees, catalog: Catalog, cache: WitnessCache | None,
+                     strict: bool = False) -> list[Lineage] | str:
+    """Both witness queries, or why ``backend`` cannot serve one of them (``strict``:
+    raise that instead)."""
     lineages = []
     for label, tree in zip(("q1", "q2"), trees, strict=True):
         try:
-            lineages.append(backend.witness_query(tree, catalog))
+            lineages.append(cache.lineage(backend, tree, catalog) if cache is not None
+                            else backend.witness_query(tree, catalog))
         except Unsupported as exc:
+            if strict:
+                raise
             return f"{label}: {exc.message}"
     return lineages
 
@@ -56,12 +65,14 @@ def serve(
     catalog: Catalog,
     requested: str,
     seed: int,
+    cache: WitnessCache | None = None,
 ) -> Served:
     """Fetch the witness pool with the ``requested`` backend (a name of the registry, or
     "auto": the first of :data:`PREFERENCE` that can run here and handles both queries).
 
     A named backend that cannot run on this server at all is an error rather than a silent
-    substitute; otherwise lineage serves, and the reason says why.
+    substitute; otherwise lineage serves, and the reason says why. With a ``cache``, each
+    query's witnesses are computed once for all the pairs it is in.
     """
     if requested not in BACKENDS:
         raise InvalidInput(f"unknown backend {requested!r}; use {', '.join(BACKENDS)}")
@@ -76,14 +87,14 @@ def serve(
                 raise InvalidInput(f"backend '{name}' cannot run here: {problem}")
             why = f"{backend.label} not usable: {problem}"
             continue
-        lineages = _witness_queries(backend, trees, catalog)
+        lineages = _witness_queries(backend, trees, catalog, cache)
         if isinstance(lineages, str):
             why = f"{backend.label} does not serve {lineages}"
             continue
         try:
-            pool = fetch_pool(
-                executor_for(executor, lineages), lineages[0].sql, lineages[1].sql, seed
-            )
+            trusting = executor_for(executor, lineages)
+            pool = (cache.pool(trusting, lineages, seed) if cache is not None else
+                    fetch_pool(trusting, lineages[0].sql, lineages[1].sql, seed))
         except QueryFailed as exc:
             # Shapes a backend refuses at planning time (ProvSQL: outer joins over several
             # tracked relations, some uncorrelated subqueries, ...) surface here.
@@ -91,4 +102,4 @@ def serve(
             continue
         return Served(name, f"{backend.label} is enabled here and handles both queries",
                       lineages, pool)
-    return _lineage(executor, trees, catalog, seed, why)
+    return _lineage(executor, trees, catalog, seed, why, cache)

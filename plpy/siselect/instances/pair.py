@@ -12,20 +12,22 @@ instances, and uses one only when nothing else separates (see docs/instances.md)
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlglot import exp
 
-from siselect.instances.shadow import restrict
+from siselect.instances.shadow import RowsByTable, restrict
 from siselect.instances.ties import tie_explained, tie_sensitive, with_ties
+from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
 from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, Rows
 
+T = TypeVar("T")
 MAX_ANSWER_ROWS = 100_000
 #: SQLSTATE classes of errors caused by the rows a query reads: 21 cardinality violation
 #: (a scalar subquery with two rows), 22 data exception (division by zero, a bad cast).
@@ -86,12 +88,11 @@ class Timer:
         self.seconds[phase] += time.perf_counter() - started
 
 
-def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[str]]:
-    """Encoded row ids -> ``{table name: [ctid, ...]}``."""
-    grouped: dict[str, list[str]] = defaultdict(list)
+def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[int]]:
+    """Encoded row ids -> ``{relation name: [row id, ...]}`` (see :mod:`.shadow`)."""
+    grouped: dict[str, list[int]] = defaultdict(list)
     for rowid in sorted(set(rows)):
-        number, ctid = rowids.decode(rowid)
-        grouped[catalog.by_number(number).name].append(ctid)
+        grouped[catalog.by_number(rowids.table_number(rowid)).name].append(rowid)
     return dict(grouped)
 
 
@@ -104,6 +105,8 @@ class Pair:
     tests: int = 0
     failed_tests: int = 0  # row sets tested on which a query failed
     deadline: float | None = None  # time.monotonic() value after which work stops
+    # A tournament's: each candidate's witnesses and facts, computed once for all its duels.
+    witnesses: WitnessCache | None = None
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -128,9 +131,15 @@ class Pair:
                 return failure(exc)
             raise
 
-    def run_on(self, tree: exp.Query, grouped: dict[str, list[str]]) -> Rows:
+    def run_on(self, tree: exp.Query, grouped: RowsByTable) -> Rows:
         """``tree`` on the rows ``grouped`` (see :meth:`run`)."""
         return self.run(restrict(tree, self.catalog, grouped))
+
+    def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
+        """``compute()``, a fact of the query ``tree`` alone: once per tournament."""
+        if self.witnesses is None:
+            return compute()
+        return self.witnesses.remember(kind, tree, compute)
 
     def check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:

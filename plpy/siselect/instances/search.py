@@ -51,7 +51,7 @@ class Pool:
 
 
 @dataclass
-class _Sides:
+class Sides:
     """The witness queries (with keys) that a pool's statements read, by class bits.
 
     Two identical queries have the same witnesses: one query, all of it common (bits 3).
@@ -65,14 +65,14 @@ class _Sides:
         return f"hashint8extended(k, {int(self.seed)})"
 
 
-def _keyed(lineage: str, keyed: bool) -> str:
+def keyed_stream(lineage: str, keyed: bool) -> str:
     """The witnesses with a key column ``k``: the lineage's own, or a hash of ``w``."""
     if keyed:
         return lineage
     return f"SELECT w, hash_array_extended(w, 0) AS k FROM ({lineage}) AS __l"
 
 
-def _ranked(sides: _Sides, tagged: str, size: int, order: str) -> str:
+def _ranked(sides: Sides, tagged: str, size: int, order: str) -> str:
     """The first ``size`` witnesses of each class among ``tagged`` rows (side, w, k) by
     ``order`` (an expression of ``w`` and ``k``), with the number of witnesses of the class."""
     return (
@@ -84,7 +84,7 @@ def _ranked(sides: _Sides, tagged: str, size: int, order: str) -> str:
     )
 
 
-def exact_sql(sides: _Sides, size: int = POOL, limit: int = SMALL) -> str:
+def exact_sql(sides: Sides, size: int = POOL, limit: int = SMALL) -> str:
     """Step 1: the pool of witness sets of at most ``limit`` witnesses each.
 
     When a set has more, the statement stops reading it there and answers only one row,
@@ -108,7 +108,7 @@ def exact_sql(sides: _Sides, size: int = POOL, limit: int = SMALL) -> str:
     )
 
 
-def sample_sql(sides: _Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
+def sample_sql(sides: Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
     """Step 2: the pool of the witnesses whose order value is in the first ``2**-bits`` of
     its range (a filter on the key: only the witnesses kept are built)."""
     below = -(2**63) + (2**64 >> bits)
@@ -118,7 +118,7 @@ def sample_sql(sides: _Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
     return _ranked(sides, tagged, size, sides.order())
 
 
-def completion_sql(sides: _Sides, classes: list[int], counted: tuple[int, ...] = (),
+def completion_sql(sides: Sides, classes: list[int], counted: tuple[int, ...] = (),
                    size: int = POOL) -> str:
     """Step 3: the pool of the given classes (1: W1-W2, 2: W2-W1, 3: W1∩W2), computed whole,
     and the sizes of the ``counted`` witness sets (1: W1, 2: W2), as class ``-1``, ``-2``.
@@ -164,9 +164,9 @@ def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
 
     ``small`` and ``bits`` set the steps (``SMALL``, ``SAMPLE_BITS``).
     """
-    streams = {3: _keyed(lineage1, keyed)} if lineage1 == lineage2 else {
-        1: _keyed(lineage1, keyed), 2: _keyed(lineage2, keyed)}
-    sides = _Sides(seed, streams)
+    streams = {3: keyed_stream(lineage1, keyed)} if lineage1 == lineage2 else {
+        1: keyed_stream(lineage1, keyed), 2: keyed_stream(lineage2, keyed)}
+    sides = Sides(seed, streams)
     pool = Pool(sizes={name: 0 for name in CLASSES.values()})
     rows = executor.run(exact_sql(sides, limit=small)).rows
     if not rows or rows[0][0] != 0:
@@ -178,13 +178,18 @@ def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
         if b not in unseen:
             pool.sizes[name] <<= bits
             pool.estimated.append(name)
+    complete(executor, sides, unseen, pool)
+    return pool
+
+
+def complete(executor: Executor, sides: Sides, unseen: list[int], pool: Pool) -> None:
+    """Step 3 for the classes (bits) ``unseen`` in the sample."""
     # Identical queries have no witnesses of their own: nothing to complete there.
-    unseen = [b for b in unseen if b in streams or 3 not in streams]
+    unseen = [b for b in unseen if b in sides.streams or 3 not in sides.streams]
     if {1, 2} <= set(unseen):
         _complete_differences(executor, sides, unseen, pool)
     elif unseen:
         _read(executor.run(completion_sql(sides, unseen)).rows, pool)
-    return pool
 
 
 def fetch_lineage_pool(executor: Executor, lineages: Sequence[Lineage], seed: int) -> Pool:
@@ -195,7 +200,7 @@ def fetch_lineage_pool(executor: Executor, lineages: Sequence[Lineage], seed: in
     return fetch_pool(executor, first.sql, second.sql, seed)
 
 
-def _complete_differences(executor: Executor, sides: _Sides, unseen: list[int],
+def _complete_differences(executor: Executor, sides: Sides, unseen: list[int],
                           pool: Pool) -> None:
     """Complete W1-W2 and W2-W1, both missing from the sample: often both are empty (the
     same witnesses, reached another way). Counting W1 and W2 costs less than a join, and

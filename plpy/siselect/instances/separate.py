@@ -6,6 +6,7 @@ parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> m
 
 import time
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -198,17 +199,21 @@ def _described(assessment: Assessment) -> dict[str, Any]:
     return described
 
 
+def _tie_reason(pair: Pair, tree: exp.Query) -> str | None:
+    return nondeterminism.static_reason(tree) or nondeterminism.check(pair.run_strict, tree)
+
+
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     """Say so when the queries differ on D only by how ties are broken (or by chance)."""
     reasons = {}
     for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
-        reason = (nondeterminism.static_reason(tree)
-                  or nondeterminism.check(pair.run_strict, tree))
+        reason = pair.remember("tie reason", tree, partial(_tie_reason, pair, tree))
         if reason:
             reasons[label] = reason
     if not reasons:
         return None
-    relaxed = [pair.run_strict(with_ties(t)) for t in pair.trees]
+    relaxed = [pair.remember("with ties", t, partial(pair.run_strict, with_ties(t)))
+               for t in pair.trees]
     if tie_explained(a1, a2, *relaxed):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
@@ -284,7 +289,8 @@ def _search(
     pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows]
 ) -> tuple[list[int] | None, Meaning, list[str]]:
     t0 = time.perf_counter()
-    served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed)
+    served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed,
+                   pair.witnesses)
     result["backend"], result["backend_reason"] = served.backend, served.reason
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
@@ -330,9 +336,8 @@ def _without(pool: Any, exclude: tuple[int, ...]) -> Any:
 def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str],
               exclude: frozenset[int] = frozenset()) -> None:
     """All rows of all witnesses, then all rows of the tables read, when small enough."""
-    union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
-    rows = [int(r) for (r,) in executor_for(pair.executor, lineages).run(union).rows
-            if int(r) not in exclude]
+    union = _union(pair, lineages)
+    rows = [] if union is None else [r for r in union if r not in exclude]
     if len(rows) <= UNION_LIMIT and rows and best.consider(rows) <= FAILED \
             and best.by_rank[best.rank] == rows:
         notes.append(f"started from the whole lineage ({len(rows)} rows)")
@@ -344,6 +349,20 @@ def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]
     if every is not None and best.consider(every) <= FAILED \
             and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
+
+
+def _union(pair: Pair, lineages: list[Lineage]) -> list[int] | None:
+    """Every row of both queries' witnesses, or None when more than ``UNION_LIMIT``."""
+    executor = executor_for(pair.executor, lineages)
+    if pair.witnesses is None:
+        union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
+        rows = [int(r) for (r,) in executor.run(union).rows]
+        return rows if len(rows) <= UNION_LIMIT else None
+    each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT) for lin in lineages]
+    if each[0] is None or each[1] is None:
+        return None
+    rows = sorted(set(each[0]) | set(each[1]))
+    return rows if len(rows) <= UNION_LIMIT else None
 
 
 def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dict[str, Any]

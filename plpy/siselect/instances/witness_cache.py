@@ -1,0 +1,178 @@
+"""Each candidate's witnesses computed once per tournament, shared by all its duels.
+
+A tournament over G groups separates G(G-1)/2 pairs, and each representative takes part in
+G-1 of them. Computing a pair's pool afresh (:func:`siselect.instances.search.fetch_pool`)
+runs both witness queries for every duel; here each witness query runs once, into a bounded
+*sample* of its witnesses kept in Python, and every pool is put together from two samples:
+
+* a set of at most ``SMALL`` witnesses is kept whole, with the two order values the pool's
+  steps use (a seeded hash of the witness, and one of its key); a pool of two whole sets is
+  exactly the pool of the *exact* step;
+* a larger set keeps only its ``SKETCH`` witnesses first in the key order (one top-N sort on
+  the server, whatever the size of D: a bottom-k sketch). Below the smaller of the two
+  samples' last order values, both samples hold every witness of their set, so the classes
+  W1-W2, W2-W1, W1∩W2 found there are exactly each class's first witnesses in that order,
+  as in the *sample* step; a class with none there is completed on the server as before.
+
+Memory is flat in the size of D: at most ``max(SMALL, SKETCH)`` witnesses per candidate,
+and the rows of a candidate's witnesses only up to the fallback's own limit.
+Other facts of one candidate that every duel asks for again (whether its answer hangs on
+ties, its answer with ties kept) are kept here too (:meth:`WitnessCache.remember`).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from sqlglot import exp
+
+from siselect.instances.search import CLASSES, POOL, SMALL, Pool, Sides, complete, keyed_stream
+from siselect.runtime.catalog import Catalog
+from siselect.runtime.executor import Executor
+from siselect.witnesses.interface import Backend, Lineage
+
+SKETCH = 4096  # witnesses kept of a set larger than SMALL
+_RANGE = 2**64  # order values are signed 64-bit hashes
+_TOP = 2**63 - 1
+T = TypeVar("T")
+
+
+@dataclass
+class Sample:
+    """Witnesses of one witness query: ``key -> (exact order, key order, witness)``.
+
+    Holds every witness whose key order is at most ``bound`` (all of them when
+    ``complete``); ``size`` is the set's size, estimated unless complete."""
+
+    witnesses: dict[int, tuple[int, int, tuple[int, ...]]]
+    complete: bool
+    size: int
+    bound: int = _TOP
+
+
+def sample_sql(stream: str, seed: int, limit: int) -> str:
+    """Up to ``limit`` witnesses with their key and both orders, in no particular order."""
+    return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, "
+            f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l LIMIT {int(limit)}")
+
+
+def sketch_sql(stream: str, seed: int, size: int) -> str:
+    """The ``size`` witnesses first in the key order (a top-N sort: ``size`` rows held)."""
+    return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT w, k, "
+            f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l "
+            f"ORDER BY o LIMIT {int(size)}) AS __s")
+
+
+def _witnesses(rows: list[tuple]) -> dict[int, tuple[int, int, tuple[int, ...]]]:
+    return {int(k): (int(e), int(o), tuple(int(x) for x in w)) for w, k, e, o in rows}
+
+
+def fetch_sample(executor: Executor, stream: str, seed: int, small: int = SMALL,
+                 sketch: int = SKETCH) -> Sample:
+    """The sample of ``stream`` (witness SQL with columns ``w``, ``k``)."""
+    rows = executor.run(sample_sql(stream, seed, small + 1)).rows
+    if len(rows) <= small:
+        found = _witnesses(rows)
+        return Sample(found, True, len(found))
+    found = _witnesses(executor.run(sketch_sql(stream, seed, sketch)).rows)
+    if len(found) < sketch:  # fewer distinct keys than rows: the set is whole after all
+        return Sample(found, True, len(found))
+    bound = max(o for _, o, _ in found.values())
+    return Sample(found, False, _estimate(len(found), bound), bound)
+
+
+def _estimate(count: int, bound: int) -> int:
+    """The size of a set of which ``count`` members have a key order up to ``bound``."""
+    return round(count * _RANGE / (bound + 2**63 + 1))
+
+
+def pool_of(first: Sample, second: Sample, size: int = POOL) -> tuple[Pool, list[int]]:
+    """The pool of two samples (the same object: identical queries), and the classes (bits)
+    none of whose witnesses the samples can see, to be completed on the server."""
+    pool = Pool(sizes={name: 0 for name in CLASSES.values()})
+    whole = first.complete and second.complete
+    bound = min(first.bound, second.bound)
+    members: dict[int, list[tuple[int, tuple[int, ...]]]] = {b: [] for b in CLASSES}
+    for key, (e, o, w) in {**second.witnesses, **first.witnesses}.items():
+        if o > bound:
+            continue
+        bits = 3 if first is second else (key in first.witnesses) | (key in second.witnesses) << 1
+        members[bits].append((e if whole else o, w))
+    unseen = []
+    for bits, name in CLASSES.items():
+        found = sorted(members[bits])
+        setattr(pool, name, [list(w) for _, w in found[:size]])
+        if whole:
+            pool.sizes[name] = len(found)
+        elif found:
+            pool.sizes[name] = _estimate(len(found), bound)
+            pool.estimated.append(name)
+        elif first is not second or bits == 3:
+            unseen.append(bits)
+    return pool, unseen
+
+
+@dataclass
+class WitnessCache:
+    """One tournament's witnesses and per-candidate facts, by the candidates' SQL text."""
+
+    small: int = SMALL
+    sketch: int = SKETCH
+    lineages: dict[tuple[str, str], Lineage] = field(default_factory=dict)
+    samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
+    rows: dict[tuple[str, int], list[int] | None] = field(default_factory=dict)
+    facts: dict[tuple[str, str], Any] = field(default_factory=dict)
+    witness_statements: int = 0  # statements that computed witnesses (tests count them)
+
+    def lineage(self, backend: Backend, tree: exp.Query, catalog: Catalog) -> Lineage:
+        """``backend``'s witness query of ``tree`` (raises what the backend raises)."""
+        key = (backend.name, tree.sql("postgres"))
+        if key not in self.lineages:
+            self.lineages[key] = backend.witness_query(tree, catalog)
+        return self.lineages[key]
+
+    def pool(self, executor: Executor, lineages: Sequence[Lineage], seed: int) -> Pool:
+        """The pool of a pair, as :func:`~siselect.instances.search.fetch_pool` gives it."""
+        keyed = all(lin.keyed_sql is not None for lin in lineages)
+        streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
+                   for lin in lineages]
+        first, second = (self._sample(executor, s, seed) for s in streams)
+        pool, unseen = pool_of(first, second)
+        if unseen:
+            self.witness_statements += 1
+            sides = Sides(seed, {3: streams[0]} if first is second
+                          else {1: streams[0], 2: streams[1]})
+            complete(executor, sides, unseen, pool)
+        return pool
+
+    def _sample(self, executor: Executor, stream: str, seed: int) -> Sample:
+        key = (stream, seed)
+        if key not in self.samples:
+            self.witness_statements += 1
+            self.samples[key] = fetch_sample(executor, stream, seed, self.small, self.sketch)
+        return self.samples[key]
+
+    def witness_rows(self, executor: Executor, lineage: Lineage, limit: int) -> list[int] | None:
+        """Every row of ``lineage``'s witnesses, or None when more than ``limit``; from the
+        sample when it is whole, else by one statement that stops after ``limit + 1``."""
+        streams = {keyed_stream(lineage.sql, False)}
+        if lineage.keyed_sql is not None:
+            streams.add(lineage.keyed_sql)
+        whole = [s for (stream, _), s in self.samples.items() if stream in streams and s.complete]
+        if whole:
+            rows = sorted({r for _, _, w in whole[0].witnesses.values() for r in w})
+            return rows if len(rows) <= limit else None
+        key = (lineage.sql, limit)
+        if key not in self.rows:
+            self.witness_statements += 1
+            found = executor.run(f"SELECT DISTINCT unnest(w) AS r FROM ({lineage.sql}) AS __l "
+                                 f"LIMIT {int(limit) + 1}").rows
+            self.rows[key] = None if len(found) > limit else sorted(int(r) for (r,) in found)
+        return self.rows[key]
+
+    def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
+        """``compute()`` for ``tree``, once per tournament (a fact of the candidate)."""
+        key = (kind, tree.sql("postgres"))
+        if key not in self.facts:
+            self.facts[key] = compute()
+        return self.facts[key]

@@ -1,0 +1,98 @@
+"""Issue 18: each candidate's witnesses once per tournament (instances/witness_cache.py)."""
+
+import pytest
+from tests.test_lineage import POOL_PAIRS, expected_pool, key_order, witness_sqls
+
+from siselect.instances import search
+from siselect.instances.separate import Options
+from siselect.instances.witness_cache import WitnessCache
+from siselect.runtime.catalog import load_catalog
+from siselect.selection import tournament
+from siselect.selection.judges import ReferenceJudge
+from siselect.sqltext.transpile import to_tree
+from siselect.witnesses import REGISTRY
+
+LINEAGE = REGISTRY["lineage"]
+
+
+class Counting:
+    """The test database's executor, keeping every statement's text."""
+
+    def __init__(self, executor):
+        self.executor, self.texts = executor, []
+
+    def run(self, sql, max_rows=None):
+        self.texts.append(sql)
+        return self.executor.run(sql, max_rows)
+
+    def __getattr__(self, name):
+        return getattr(self.executor, name)
+
+
+def lineages_of(queries, catalog):
+    return [LINEAGE.witness_query(to_tree(q, "postgres", catalog), catalog) for q in queries]
+
+
+@pytest.mark.parametrize("q1, q2", POOL_PAIRS)
+def test_cached_pool_of_small_sets_is_the_exact_pool(q1, q2, executor):
+    catalog = load_catalog(executor)
+    lineages = lineages_of((q1, q2), catalog)
+    fetched = search.fetch_pool(executor, lineages[0].keyed_sql, lineages[1].keyed_sql, 5,
+                                keyed=True)
+    cached = WitnessCache().pool(executor, lineages, 5)
+    for name in ("only1", "only2", "both"):
+        assert getattr(cached, name) == getattr(fetched, name), name
+    assert cached.sizes == fetched.sizes and not cached.estimated
+
+
+@pytest.mark.parametrize("q1, q2", POOL_PAIRS)
+def test_sketched_pool_starts_each_class_in_key_order(q1, q2, executor):
+    """Sets above ``small`` keep their ``sketch`` first witnesses by key order: each class
+    found there starts like the whole class in that order; a class found nowhere there is
+    completed on the server, whole."""
+    catalog = load_catalog(executor)
+    lineages = lineages_of((q1, q2), catalog)
+    expected = expected_pool(executor, witness_sqls((q1, q2), catalog), key_order(True, 5))
+    pool = WitnessCache(small=100, sketch=100).pool(executor, lineages, 5)
+    for name, (first, size) in expected.items():
+        found = [tuple(w) for w in getattr(pool, name)]
+        if name in pool.estimated:
+            assert found and found == first[:len(found)], name
+            assert size / 3 < pool.sizes[name] < size * 3, name  # a rough estimate
+        else:
+            assert found == first and pool.sizes[name] == size, name
+
+
+def test_a_sketch_is_bounded_whatever_the_set(executor):
+    catalog = load_catalog(executor)
+    lineage, = lineages_of(["SELECT hero_id FROM hero_power"], catalog)  # 5,825 witnesses
+    cache = WitnessCache(small=100, sketch=50)
+    cache.pool(executor, [lineage, lineage], 1)
+    sample, = cache.samples.values()
+    assert not sample.complete and len(sample.witnesses) == 50
+    assert 5825 / 2 < sample.size < 5825 * 2
+
+
+QUESTION = "How many superheroes are taller than 200 cm?"
+RIGHT = "SELECT COUNT(*) FROM superhero WHERE height_cm > 200"
+# Four groups on D: six duels, each candidate in three of them.
+CANDIDATES = [RIGHT, "SELECT COUNT(*) FROM superhero WHERE height_cm >= 198",
+              "SELECT COUNT(*) FROM superhero WHERE height_cm > 185",
+              "SELECT COUNT(*) FROM superhero WHERE height_cm > 210"]
+
+
+def test_a_tournament_computes_each_candidates_witnesses_once(executor):
+    catalog = load_catalog(executor)
+    counting = Counting(executor)
+    result = tournament.run_tournament(
+        counting, CANDIDATES, QUESTION, None,
+        ReferenceJudge(to_tree(RIGHT, "postgres", catalog)), Options(), catalog=catalog)
+    duels = [(d["a"], d["b"]) for d in result["duels"] if d["separation"] == "separated"]
+    assert len(result["groups"]) == 4 and result["winner"]["index"] == 0
+    taking_part = {i: sum(i in d for d in duels) for i in range(len(CANDIDATES))}
+    # Without the cache each duel reads both sides' witnesses again.
+    assert max(taking_part.values()) >= 2, taking_part
+    for i, sql in enumerate(CANDIDATES):
+        witness_sql = LINEAGE.witness_query(to_tree(sql, "postgres", catalog), catalog).keyed_sql
+        runs = [t for t in counting.texts if witness_sql in t]
+        assert len(runs) == min(1, taking_part[i]), (sql, len(runs), taking_part[i])
