@@ -5,7 +5,8 @@ OK = 0
 ERROR = 1  # bad input, a refused query, a failed connection: one line with its SQLSTATE
 USAGE = 2  # argparse's own: an unknown option, a missing argument
 NOT_RUNNING = 3  # server status|dsn: the embedded cluster is not running
-NO_RESULT = 4  # separate: no instance and no verdict; tournament: every candidate failed
+NO_RESULT = 4  # separate: no instance and no verdict; tournament: every candidate failed;
+# plot: no figure the runs support
 JUDGE_FAILED = 5  # tournament: the judge could not answer; the result names its fallback
 INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 BROKEN_PIPE = 141  # the reader closed the output (| head): quiet, as 128 + SIGPIPE
@@ -17,7 +18,8 @@ CODES = {
     USAGE: "a usage error (unknown option, missing argument)",
     NOT_RUNNING: "server status/dsn: the embedded cluster is not running",
     NO_RESULT: "separate: the queries could not be separated or compared (e.g. a "
-    "nondeterministic pair); tournament: every candidate failed (each reason listed)",
+    "nondeterministic pair); tournament: every candidate failed (each reason listed); plot: "
+    "the runs support no figure (each reason listed)",
     JUDGE_FAILED: "tournament: the judge could not answer (unreachable, circuit breaker "
     "open); the winner shown is only the fallback, --json keeps the whole result",
     INTERRUPTED: "interrupted (Ctrl-C)",

@@ -1,7 +1,8 @@
 """``DIR/index.html`` beside ``summary.json``: a benchmark run to browse.
 
 The summary with BIRD's difficulty breakdown (simple / moderate / challenging, from the
-records), the figures found in ``DIR/plots`` (embedded: the page stands alone), a table
+records), the figures found in ``DIR/plots`` (embedded: the page stands alone; each links
+to its file and shows the warnings its PNG carries, see :mod:`siselect.client.plot`), a table
 of tasks linking to each task's report, and the dropped candidates. Sorting needs no
 script (the CSP allows none): each order is its own table, shown when its link is the
 page's target.
@@ -15,6 +16,7 @@ from siselect.client.bench.inputs import sort_key
 from siselect.client.bench.output import REPORTS, report_name
 
 INDEX, PLOTS = "index.html", "plots"
+WARNING_KEY = "Warning"  # the PNG text chunk where siselect plot keeps a figure's warnings
 DIFFICULTIES = ("simple", "moderate", "challenging")
 ORDERS = {"id": "question id", "result": "tournament wrong first", "seconds": "slowest first",
           "duels": "most duels first"}
@@ -84,9 +86,20 @@ def _sorted(rows: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
     return by_id
 
 
-def _plots(folder: Path) -> list[dict[str, str]]:
-    return [{"name": p.stem.replace("_", " "),
-             "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
+def figure_warnings(path: Path) -> list[str]:
+    """The warnings a PNG of ``siselect plot`` carries (none for other PNGs)."""
+    from PIL import Image  # matplotlib's own dependency: there wherever figures are drawn
+
+    with Image.open(path) as image:
+        text = getattr(image, "text", {}).get(WARNING_KEY, "")
+    return [line for line in text.splitlines() if line]
+
+
+def _plots(folder: Path) -> list[dict[str, Any]]:
+    """Each figure embedded, linked to its file, with the warnings its PNG carries."""
+    return [{"name": p.stem.replace("_", " "), "href": p.relative_to(folder).as_posix(),
+             "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode(),
+             "warnings": figure_warnings(p)}
             for p in sorted((folder / PLOTS).glob("*.png"))]
 
 
