@@ -1,0 +1,137 @@
+"""The tournament's rules (issue 15), by their effects on superhero: exact grouping, every
+member judged on D', pairs separated again away from used rows, the adaptive schedule,
+the paper's rules under strategy paper, and a reference judge that sees only D'."""
+
+from conftest import schema_valid
+from siselect.instances.separate import Options
+from siselect.runtime.catalog import load_catalog
+from siselect.selection import tournament
+from siselect.selection.judges import NoJudge, ReferenceJudge
+from siselect.selection.rules import PAPER, Rules
+from siselect.sqltext.transpile import to_tree
+
+QUESTION = "How many superheroes are taller than 200 cm?"
+RIGHT = "SELECT COUNT(*) FROM superhero WHERE height_cm > 200"
+# Equal to RIGHT on D (every tall hero has a publisher), not on a D' without publishers.
+WITH_PUBLISHER = ("SELECT COUNT(*) FROM superhero s JOIN publisher p "
+                  "ON s.publisher_id = p.id WHERE s.height_cm > 200")
+TALLER = "SELECT COUNT(*) FROM superhero WHERE height_cm > 210"
+BOUNDARY = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 198"
+ALL = "SELECT COUNT(*) FROM superhero"
+
+
+def run(executor, candidates, judge_sql=RIGHT, options=None, rules=None, judge=None,
+        question=QUESTION):
+    catalog = load_catalog(executor)
+    judge = judge or ReferenceJudge(to_tree(judge_sql, "postgres", catalog))
+    return schema_valid("tournament", tournament.run_tournament(
+        executor, candidates, question, None, judge, options or Options(), catalog=catalog,
+        rules=rules))
+
+
+def superhero_ids(duel):
+    table = duel["instance"]["superhero"]
+    at = table["columns"].index("id")
+    return {row[at] for row in table["rows"]}
+
+
+def test_exact_grouping_tells_column_orders_apart(executor):
+    """Two candidates with the gold's column order against one without: the paper's key puts
+    all three in one group represented by the first; BIRD counts that one wrong."""
+    name_first = "SELECT superhero_name, height_cm FROM superhero WHERE height_cm > 250"
+    height_first = "SELECT height_cm, superhero_name FROM superhero WHERE height_cm > 250"
+    candidates = [name_first, height_first, height_first.replace("> 250", ">= 251")]
+    question = "Name the heroes taller than 250 cm and their heights"
+    exact = run(executor, candidates, height_first, question=question)
+    assert exact["rules"]["grouping"] == "exact"
+    assert [g["members"] for g in exact["groups"]] == [[0], [1, 2]]
+    # No instance tells column orders apart (the judge's comparison ignores them): a draw,
+    # and the larger group wins.
+    assert exact["duels"][0]["separation"] == "same_answer"
+    assert exact["winner"]["index"] == 1
+    paper = run(executor, candidates, height_first, rules=Rules(grouping="paper"),
+                question=question)
+    assert paper["rules"]["grouping"] == "paper"
+    assert [g["members"] for g in paper["groups"]] == [[0, 1, 2]]
+    assert paper["decided_by"] == "single group" and paper["winner"]["index"] == 0
+
+
+def test_every_member_runs_on_d_prime_and_a_group_splits_by_its_answers(executor):
+    # RIGHT represents the group; on a D' of heroes only, WITH_PUBLISHER counts nobody,
+    # which is what the judge (the same join) answers: the member wins by its own record.
+    result = run(executor, [RIGHT, WITH_PUBLISHER, TALLER], WITH_PUBLISHER)
+    assert result["splits"] >= 1
+    first = result["duels"][0]
+    assert first["members"] == {"a": [0, 1], "b": [2]}
+    assert 1 in first["matched"] and 0 not in first["matched"]
+    assert next(g for g in result["groups"] if 0 in g["members"])["parts"] == 2
+    assert result["winner"]["index"] == 1
+    records = {m["index"]: m for m in result["members"]}
+    assert records[1]["matched"] > 0 and records[0]["mismatched"] > 0
+    # The paper's rule runs the representative only: no split, input order decides.
+    paper = run(executor, [RIGHT, WITH_PUBLISHER, TALLER], WITH_PUBLISHER,
+                rules=Rules(members="representative"))
+    assert paper["splits"] == 0 and paper["winner"]["index"] != 1
+
+
+def test_a_drawn_pair_is_separated_again_away_from_the_rows_used(executor):
+    result = run(executor, [RIGHT, BOUNDARY], judge=NoJudge())
+    duels = result["duels"]
+    assert [d["attempt"] for d in duels] == [1, 2, 3]
+    assert result["separated_again"] == {"drawn": 2, "against_prior": 0, "pairs": 1}
+    assert duels[1]["excluded_rows"] == duels[0]["rows"]
+    assert not superhero_ids(duels[0]) & superhero_ids(duels[1])
+    assert not (superhero_ids(duels[0]) | superhero_ids(duels[1])) & superhero_ids(duels[2])
+    once = run(executor, [RIGHT, BOUNDARY], judge=NoJudge(), rules=Rules(instances=1))
+    assert len(once["duels"]) == 1 and once["separated_again"]["pairs"] == 0
+
+
+def test_a_verdict_against_a_much_larger_group_is_checked_on_more_instances(executor):
+    wrong = [ALL, "SELECT COUNT(id) FROM superhero", "SELECT COUNT(1) FROM superhero"]
+    result = run(executor, [*wrong, RIGHT])
+    assert result["separated_again"]["against_prior"] >= 1
+    assert len(result["duels"]) >= 2 and result["winner"]["index"] == 3
+    assert result["decided_by"] == "tournament"
+
+
+def test_the_adaptive_schedule_judges_fewer_duels_than_round_robin(executor):
+    candidates = [ALL, BOUNDARY, RIGHT, TALLER, "SELECT COUNT(*) FROM superhero WHERE "
+                  "height_cm > 190", "SELECT COUNT(*) FROM superhero WHERE height_cm > 300"]
+    adaptive = run(executor, candidates)
+    full = run(executor, candidates, rules=Rules(schedule="round-robin"))
+    assert adaptive["winner"]["index"] == full["winner"]["index"] == 2
+    assert full["schedule"]["played"] == full["schedule"]["pairs"] == 15
+    assert adaptive["schedule"]["judged"] < full["schedule"]["judged"]
+    assert adaptive["schedule"]["skipped"] > 0
+    assert adaptive["schedule"]["played"] + adaptive["schedule"]["skipped"] == 15
+
+
+def test_strategy_paper_keeps_the_papers_rules(executor):
+    result = run(executor, [BOUNDARY, RIGHT, ALL], options=Options(strategy="paper"))
+    assert {k: result["rules"][k] for k in PAPER} == PAPER
+    assert result["winner"]["index"] == 1
+    assert all(d["members"]["a"] == [d["a"]] or len(d["members"]["a"]) == 1
+               for d in result["duels"])
+    assert len(result["duels"]) == 3  # round-robin, one instance a pair
+
+
+def test_the_reference_judge_sees_only_d_prime(executor):
+    """The reference query counts every hero: 750 on D, the instance's heroes on D'."""
+    result = run(executor, [RIGHT, BOUNDARY], ALL, rules=Rules(instances=1))
+    judged = [d for d in result["duels"] if d.get("judge")]
+    assert judged
+    for duel in judged:
+        assert duel["judge"]["rows"] == [[len(duel["instance"]["superhero"]["rows"])]]
+        assert duel["judge"]["rows"] != [[750]]
+
+
+def test_same_seed_same_choice_with_every_rule(executor):
+    candidates = [ALL, BOUNDARY, RIGHT, WITH_PUBLISHER, TALLER]
+    for rules in (Rules(), Rules(scoring="points"), Rules(schedule="round-robin")):
+        runs = [run(executor, candidates, options=Options(seed=3), rules=rules)
+                for _ in range(2)]
+        for r in runs:
+            r.pop("timings")
+            for d in r["duels"]:
+                d.pop("timings")
+        assert runs[0] == runs[1]
