@@ -59,6 +59,11 @@ def make_judge(name: str, reference: exp.Query | None, llm_config: Any = None) -
     raise InvalidInput(f"unknown judge {name!r}; use one of {', '.join(JUDGES)}")
 
 
+#: How a noisy judge's wrong answer is made: a rival candidate's answer on D', or a near
+#: miss of the right one (never used for tuning).
+NOISE_MODELS = ("rival", "near-miss")
+
+
 class NoisyJudge:
     """Another judge made unreliable on purpose, to measure how selection degrades.
 
@@ -66,16 +71,22 @@ class NoisyJudge:
     inner judge's answer is replaced by a wrong one: the answer on D' of one of ``rivals``
     (queries that compete for the question, e.g. the candidates) that differs from the
     inner answer, as an LLM that shares a candidate's misreading would reply; when every
-    rival agrees with the inner answer, an answer no candidate gives.
+    rival agrees with the inner answer, an answer no candidate gives. With ``model``
+    ``near-miss`` the wrong answer is almost right instead (:mod:`.near_miss`).
     """
 
-    def __init__(self, inner: Judge, noise: float, rng: Any, rivals: list[exp.Query]):
+    def __init__(self, inner: Judge, noise: float, rng: Any, rivals: list[exp.Query],
+                 model: str = "rival"):
         from siselect.runtime.errors import InvalidInput
 
         if not 0.0 <= noise <= 1.0:
             raise InvalidInput(f"the judge noise must be between 0 and 1, got {noise}")
+        if model not in NOISE_MODELS:
+            raise InvalidInput(f"unknown noise model {model!r}; use {', '.join(NOISE_MODELS)}")
         self.inner, self.noise, self.rng, self.rivals = inner, noise, rng, rivals
-        self.name = f"{inner.name}, noise {noise:g}"
+        self.model = model
+        self.name = f"{inner.name}, noise {noise:g}" + (f" ({model})" if model != "rival"
+                                                        else "")
         self.replaced = 0
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
@@ -93,7 +104,12 @@ class NoisyJudge:
         # Draw on every call, so whether call n is replaced does not depend on earlier draws.
         if self.rng.random() >= self.noise or answer.rows is None:
             return answer
-        wrong = self._wrong_rows(context, answer.rows)
+        if self.model == "near-miss":
+            from siselect.selection.near_miss import near_miss
+
+            wrong = near_miss(answer.rows, self.rng)[1]
+        else:
+            wrong = self._wrong_rows(context, answer.rows)
         self.replaced += 1
         votes = [*answer.votes, {"rows": wrong, "replaced": answer.rows}]
         return dataclasses.replace(answer, rows=wrong, votes=votes)

@@ -60,6 +60,35 @@ class BenchDuel:
     verdict: Literal["a", "b", "draw"] = doc("a, b or draw")
     seconds: float | None = doc("seconds the duel's separation took")
     reason: Maybe[str | None] = doc("why not separated (only when not)", absent=True)
+    degenerate: Maybe[bool] = doc("D' is degenerate, as the separation gave it", absent=True)
+    meaning: Maybe[str] = doc("rank of D', as the separation gave it", absent=True)
+    failed_on_instance: Maybe[list[str]] = doc("sides (a, b) whose query failed on D'",
+                                               absent=True)
+    lost_by_correct: Maybe[bool] = doc("the verdict went against a side whose answer on D is "
+                                       "the gold's (then instance, answers and judge_rows "
+                                       "are kept)", absent=True)
+    instance: Maybe[dict[str, Any] | None] = doc("D', for a duel lost by a correct side",
+                                                 absent=True)
+    answers: Maybe[dict[str, Any] | None] = doc("A's and B's answers on D', likewise",
+                                                absent=True)
+    judge_rows: Maybe[list[list[Any]] | None] = doc("the judge's answer on D', likewise",
+                                                    absent=True)
+
+
+@dataclass(kw_only=True)
+class NoiseRun:
+    """The tournament replayed on the same instances with a noisy judge."""
+
+    model: str = doc("noise model: rival (a rival candidate's answer) or near-miss")
+    noise: float = doc("probability that the judge's answer is replaced")
+    seed: int = doc("noise seed (0..noise_seeds-1)")
+    choice: int | None = doc("the candidate chosen (null: none)")
+    hit: bool = doc("the choice returns the gold result")
+    judged: int = doc("duels the judge answered")
+    replaced: int = doc("judge answers the noise replaced")
+    memo: int = doc("separations the memo held when the replay started")
+    new_separations: int = doc("separations the replay computed itself (0: all reused)")
+    error: Maybe[str] = doc("why the replay failed", absent=True)
 
 
 @dataclass(kw_only=True)
@@ -97,6 +126,8 @@ class BenchRecord:
     baseline_calls: Maybe[dict[str, int]] = doc("LLM requests by LLM baseline", absent=True)
     baseline_runs: Maybe[dict[str, dict[str, Any]]] = doc("each LLM baseline's runs",
                                                          absent=True)
+    noise_runs: Maybe[list[NoiseRun]] = doc("replays with a noisy judge (--noise-seeds)",
+                                            absent=True)
     timings: dict[str, float] = doc("seconds by step (gold, candidates, ...) and task")
     # Absent from lines written before 0.2.0, which a resumed run keeps as they are.
     schema_version: str = doc("version of this result contract (siselect's schema)",
@@ -146,6 +177,19 @@ class BenchSummary:
     judge_failed: Maybe[list[QuestionId]] = doc("tasks whose LLM judge failed (breaker "
                                                 "opened)", absent=True)
     baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
+    # Absent from summaries written before issue 14's figures.
+    degenerate_duels: Maybe[int] = doc("separated duels whose D' is degenerate", absent=True)
+    failed_on_instance_duels: Maybe[int] = doc("duels where a query failed on D'", absent=True)
+    lost_by_correct: Maybe[list[dict[str, Any]]] = doc(
+        "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows",
+        absent=True)
+    judged_duels: Maybe[int] = doc("duels the judge answered", absent=True)
+    round_robin_pairs: Maybe[int] = doc("duels a plain round-robin over the groups plays",
+                                        absent=True)
+    noise_curves: Maybe[dict[str, Any]] = doc(
+        "replays by noise model and level: accuracy (mean over seeds), ci95 (percentile "
+        "bootstrap over tasks), by_seed, minus_consistency with its ci95, judged_per_task",
+        absent=True)
     pair_seconds: Spread = doc("seconds per duel (median, p95)")
     task_seconds: Spread = doc("seconds per task (median, p95)")
     elapsed_seconds: float | None = doc("seconds the whole run took")

@@ -142,8 +142,15 @@ def add_parser(sub: Any) -> None:
                    "db_id=database.schema); a db_id not listed is a schema of that name")
     p.add_argument("--judge", choices=["reference", "llm", "none"], default="reference",
                    help="reference: the gold query's answer on D' (default)")
-    p.add_argument("--judge-noise", type=float, default=0.0, metavar="P",
-                   help="replace the judge's answer by a wrong one with probability P (seeded)")
+    p.add_argument("--judge-noise", default="0", metavar="P[,P...]",
+                   help="replace the judge's answer by a wrong one with probability P (seeded); "
+                   "several levels or --noise-seeds: noise curves, replayed on the noiseless "
+                   "run's instances")
+    p.add_argument("--noise-seeds", type=int, metavar="N",
+                   help="replay the tournament with N noise seeds per level (noise curves)")
+    p.add_argument("--noise-model", default="rival", metavar="MODEL[,MODEL]",
+                   help="how the noise makes an answer wrong: rival (a rival candidate's "
+                   "answer, default) or near-miss (off by one, a row dropped, a NULL)")
     p.add_argument("--baselines", default="consistency", metavar="LIST",
                    help=f"comma-separated, from {', '.join(METHODS)} (default consistency); "
                    "naive and pairwise ask the LLM endpoint")
@@ -205,15 +212,19 @@ def llm_cache(given: str | None, configured: str | None) -> str | None:
 
 def settings_from(args: argparse.Namespace) -> "Settings":
     """The run's settings from the command line (the LLM endpoint only when one is used)."""
+    from siselect.client.bench import noise
     from siselect.client.bench.task import Settings
     from siselect.client.options import llm_config_from
     from siselect.instances.separate import Options
 
     baselines = _baselines(args.baselines)
-    if args.judge_noise and args.judge == "none":
+    models = noise.parse_models(args.noise_model)
+    judge_noise, replays = noise.plan(noise.parse_levels(args.judge_noise), args.noise_seeds,
+                                      models)
+    if (judge_noise or replays.levels) and args.judge == "none":
         raise InvalidInput("--judge-noise needs a judge that answers (reference or llm)")
-    if not 0.0 <= args.judge_noise <= 1.0:
-        raise InvalidInput("--judge-noise must be between 0 and 1")
+    if replays.levels and args.judge != "reference":
+        raise InvalidInput("noise curves (--noise-seeds) replay the reference judge only")
     if args.workers < 1:
         raise InvalidInput("--workers must be at least 1")
     uses_llm = args.judge == "llm" or any(b in LLM_METHODS for b in baselines)
@@ -228,7 +239,8 @@ def settings_from(args: argparse.Namespace) -> "Settings":
                       with_references=args.with_references,
                       budget_seconds=args.pair_budget).check()
     runs = getattr(config, "votes", None) or 3
-    return Settings(options=options, judge=args.judge, noise=args.judge_noise,
+    return Settings(options=options, judge=args.judge, noise=judge_noise,
+                    noise_model=models[0], replays=replays,
                     baselines=baselines, llm_config=config, pairwise_share=args.pairwise_share,
                     runs=runs)
 

@@ -64,6 +64,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "judge_tokens": _totals(scored, "judge_tokens", ("prompt", "completion")),
         "judge_failed": [r["question_id"] for r in scored if r.get("judge_failure")],
         "baseline_calls": _call_totals(scored),
+        **duel_figures(scored),
         "pair_seconds": {k: _rounded(v) for k, v in spread(
             [d["seconds"] for d in duels if d.get("seconds") is not None],
             ("median", "p95")).items()},
@@ -71,6 +72,24 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "elapsed_seconds": _rounded(elapsed, 3),
     }
     return serialise(BenchSummary, summary)
+
+
+def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """Degenerate and failed instances, duels lost by a correct side, judged duels against
+    a plain round-robin, and the noise curves (when the run replayed noise)."""
+    duels = [(r, d) for r in scored for d in r["duels"]]
+    figures: dict[str, Any] = {
+        "degenerate_duels": sum(bool(d.get("degenerate")) for _, d in duels),
+        "failed_on_instance_duels": sum(bool(d.get("failed_on_instance")) for _, d in duels),
+        "lost_by_correct": [{"question_id": r["question_id"], "a": d["a"], "b": d["b"],
+                             "rows": d.get("rows")}
+                            for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])],
+        "judged_duels": sum(d["separation"] == "separated" for _, d in duels),
+        "round_robin_pairs": sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)}
+    curves = metrics.noise_curves(scored)
+    if curves:
+        figures["noise_curves"] = curves
+    return figures
 
 
 def _totals(records: list[dict[str, Any]], name: str, keys: tuple[str, ...]) -> dict[str, int]:
@@ -128,6 +147,28 @@ def summary_table(summary: dict[str, Any]) -> str:
         lines.append(f"  judge completions sent {sent['sent']}, from the cache "
                      f"{sent['cached']}; tokens in {tokens['prompt']}, out "
                      f"{tokens['completion']}")
+    if summary.get("judged_duels") is not None:
+        lines.append(f"  duels judged {summary['judged_duels']} (round-robin: "
+                     f"{summary['round_robin_pairs']}); degenerate D' "
+                     f"{summary['degenerate_duels']}, a query failed on D' "
+                     f"{summary['failed_on_instance_duels']}; lost by a correct candidate "
+                     f"{len(summary['lost_by_correct'])}")
+    lines += noise_lines(summary.get("noise_curves") or {})
     if summary.get("judge_failed"):
         lines.append(f"  the LLM judge failed (breaker opened): {summary['judge_failed']}")
     return "\n".join(lines)
+
+
+def noise_lines(curves: dict[str, Any]) -> list[str]:
+    """The noise curves: accuracy (95% bootstrap interval) and the difference from
+    consistency, per model and level."""
+    lines = []
+    for model, levels in curves.items():
+        for level, c in levels.items():
+            low, high = c["ci95"] or (None, None)
+            dlow, dhigh = c["minus_consistency_ci95"] or (None, None)
+            lines.append(f"  noise {level} ({model}, {c['seeds']} seeds): tournament "
+                         f"{_percent(c['accuracy']).strip()} [{_percent(low).strip()}, "
+                         f"{_percent(high).strip()}], minus consistency "
+                         f"{c['minus_consistency']:+.1%} [{dlow:+.1%}, {dhigh:+.1%}]")
+    return lines

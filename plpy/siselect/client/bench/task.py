@@ -9,7 +9,7 @@ reported as such and left out of the accuracy figures.
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from siselect.client.bench.baselines import (
     pairwise_selection,
 )
 from siselect.client.bench.inputs import Task
+from siselect.client.bench.metrics import duel_lost_by_correct
+from siselect.client.bench.noise import NoisePlan, replay
 from siselect.client.bench.record import BenchRecord
 from siselect.instances.pair import run_capped
 from siselect.instances.separate import Options
@@ -54,6 +56,8 @@ class Settings:
     pairwise_share: float | None = None  # the pairwise baseline's confidence shortcut
     result_rows: int = 20  # rows of each result the pairwise baseline is shown
     runs: int = 3  # LLM calls per naive selection and per pairwise duel
+    noise_model: str = "rival"  # how ``noise`` makes the judge's answer wrong
+    replays: NoisePlan = field(default_factory=NoisePlan)  # noise curves (bench/noise.py)
 
     def fingerprint(self) -> dict[str, Any]:
         llm = self.llm_config
@@ -66,7 +70,10 @@ class Settings:
                 "runs": self.runs,
                 "llm_model": getattr(llm, "model", None) if llm else None,
                 # Redacted: summary.json is shared; the same URL redacts the same way.
-                "llm_url": redact_url(llm.base_url) if llm else None}
+                "llm_url": redact_url(llm.base_url) if llm else None,
+                # Only when not the default, so that older runs resume unchanged.
+                **({"noise_model": self.noise_model} if self.noise_model != "rival" else {}),
+                **self.replays.fingerprint()}
 
 
 @dataclass
@@ -110,33 +117,51 @@ def _judge(task: Task, settings: Settings, gold: exp.Query, rivals: list[exp.Que
     judge = make_judge(settings.judge, gold, settings.llm_config)
     if settings.noise > 0:
         rng = random.Random(f"{settings.options.seed}:{task.key}")  # same draws on any worker
-        judge = NoisyJudge(judge, settings.noise, rng, rivals)
+        judge = NoisyJudge(judge, settings.noise, rng, rivals, settings.noise_model)
     return judge
 
 
 def _tournament(executor: Executor, catalog: Catalog, task: Task, settings: Settings,
-                gold: exp.Query, entries: list[Entry]) -> tuple[dict[str, Any] | None,
-                                                                dict[str, str] | None]:
-    rivals = [entries[c.index].tree for c in _contenders(entries)]
+                gold: exp.Query, entries: list[Entry], correct: list[int]
+                ) -> tuple[dict[str, Any] | None, dict[str, str] | None,
+                           Callable[[], list[dict[str, Any]]]]:
+    """The tournament, and how to replay it with a noisy judge on the same instances."""
+    rivals = [t for t in (entries[c.index].tree for c in _contenders(entries)) if t is not None]
+    memo: dict[Any, Any] | None = {} if settings.replays.levels else None
+
+    def play(judge: Judge) -> dict[str, Any]:
+        return run_tournament(executor, task.candidates, task.question, task.evidence, judge,
+                              settings.options, task.sql, catalog, separations=memo)
+
     judge: Any = None
     try:
-        judge = _judge(task, settings, gold, [t for t in rivals if t is not None])
-        return run_tournament(executor, task.candidates, task.question, task.evidence, judge,
-                              settings.options, task.sql, catalog), None
+        judge = _judge(task, settings, gold, rivals)
+        result = play(judge)
     except Exception as exc:  # noqa: BLE001 - one task's failure must not end the run
-        return None, _error(exc)
+        return None, _error(exc), list
     finally:
         close = getattr(getattr(judge, "inner", judge), "close", None)
         if close is not None:
             close()  # the LLM judge's HTTP connections
+    if memo is None:
+        return result, None, list
+    return result, None, lambda: replay(
+        play, lambda: make_judge(settings.judge, gold), settings.replays, task.key,
+        settings.options.seed, rivals, correct, lambda: len(memo or {}))
 
 
-def _duels(result: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Each duel in brief; the reason is kept when no instance was found."""
+def _duels(result: dict[str, Any] | None, correct: list[int]) -> list[dict[str, Any]]:
+    """Each duel in brief; the reason is kept when no instance was found, and a duel lost by
+    a candidate whose answer on D is the gold's keeps its instance and answers."""
     return [{"a": d["a"], "b": d["b"], "separation": d.get("separation"), "rows": d.get("rows"),
              "verdict": d["verdict"], "seconds": d.get("timings", {}).get("total"),
              **({"reason": d.get("reason")} if d.get("separation") != "separated" else
-                {"reference_rows": d["rows"] - d.get("minimal_rows", d["rows"])})}
+                {"reference_rows": d["rows"] - d.get("minimal_rows", d["rows"])}),
+             **{k: d[k] for k in ("degenerate", "meaning") if k in d},
+             **({"failed_on_instance": sorted(d["errors"])} if d.get("errors") else {}),
+             **({"lost_by_correct": True, "instance": d.get("instance"),
+                 "answers": d.get("answers"), "judge_rows": (d.get("judge") or {}).get("rows")}
+                if duel_lost_by_correct(d, correct) else {})}
             for d in (result or {}).get("duels", [])]
 
 
@@ -213,8 +238,12 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
     correct = [e.index for e in entries if e.answer is not None
                and bird_equal(e.answer.rows, gold_rows)]
     clock.lap("candidates")
-    result, error = _tournament(executor, catalog, task, settings, gold, entries)
+    result, error, replays = _tournament(executor, catalog, task, settings, gold, entries,
+                                         correct)
     clock.lap("tournament")
+    noise_runs = replays()
+    if noise_runs:
+        clock.lap("noise_replays")  # the yardstick leaves it out of the seconds per task
     choices, llm_runs = _choices(complete, catalog, task, settings, entries, result)
     clock.lap("baselines")
     record.update(
@@ -223,11 +252,11 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         upper_bound=bool(correct), choices=choices,
         hits={m: c is not None and c in correct for m, c in choices.items()},
         decided_by=(result or {}).get("decided_by"), tournament_error=error,
-        duels=_duels(result), judge_calls=(result or {}).get("judge_calls", 0),
+        duels=_duels(result, correct), judge_calls=(result or {}).get("judge_calls", 0),
         **{k: result[k] for k in ("judge_completions", "judge_tokens", "judge_failure")
            if result and k in result},
         baseline_calls={m: r["calls"] for m, r in llm_runs.items()},
-        baseline_runs=llm_runs)
+        baseline_runs=llm_runs, **({"noise_runs": noise_runs} if noise_runs else {}))
     record["timings"] = clock.done()
     return Outcome(serialise(BenchRecord, record),
                    task_report(task, record, result, settings.options.dialect))
