@@ -8,6 +8,7 @@ from siselect import __version__
 from siselect.client import exit_codes
 from siselect.client.commands import (
     bench,
+    bench_compare,
     load,
     plot,
     provsql,
@@ -22,7 +23,8 @@ from siselect.runtime.errors import SiselectError
 # In the order --help lists them.
 COMMANDS = {
     "server": server, "load": load, "sql": sql, "transpile": transpile, "separate": separate,
-    "tournament": tournament, "bench": bench, "plot": plot, "provsql": provsql,
+    "tournament": tournament, "bench": bench, "bench-compare": bench_compare, "plot": plot,
+    "provsql": provsql,
 }
 
 
