@@ -39,7 +39,7 @@ def test_cached_pool_of_small_sets_is_the_exact_pool(q1, q2, executor):
     lineages = lineages_of((q1, q2), catalog)
     fetched = search.fetch_pool(executor, lineages[0].keyed_sql, lineages[1].keyed_sql, 5,
                                 keyed=True)
-    cached = WitnessCache().pool(executor, lineages, 5)
+    cached = WitnessCache(small=search.SMALL).pool(executor, lineages, 5)
     for name in ("only1", "only2", "both"):
         assert getattr(cached, name) == getattr(fetched, name), name
     assert cached.sizes == fetched.sizes and not cached.estimated

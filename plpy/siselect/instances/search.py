@@ -268,3 +268,27 @@ def growing_proposals(pool: Pool, seed: int, tries_per_size: int = 3) -> Iterato
         if size >= max(len(pool.only1), len(pool.only2), len(pool.both)):
             return
         size *= 2
+
+
+def one_sided_proposals(pool: Pool, seed: int) -> Iterator[list[int]]:
+    """Targeted proposals for when the growing ones fail on large pools: the fewest rows
+    that change one side's aggregate only.
+
+    :func:`growing_proposals` takes as many witnesses of W1-W2 as of W2-W1, which on large
+    sets makes a COUNT against a COUNT of other rows agree on every proposal (n against n);
+    here one class at a time grows alone (1, 2, 4, ... witnesses), then with common
+    witnesses under it (a comparison that one side's extra rows tip, a HAVING threshold that
+    only one side's group crosses)."""
+    rng = random.Random(seed)
+    for shared in (False, True):
+        for name in ("only1", "only2", "both"):
+            members = getattr(pool, name)
+            size = 1
+            while members:
+                chosen = rng.sample(members, min(size, len(members)))
+                if shared and name != "both":
+                    chosen += rng.sample(pool.both, min(size, len(pool.both)))
+                yield _rows(chosen)
+                if size >= len(members):
+                    break
+                size *= 2

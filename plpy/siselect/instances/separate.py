@@ -23,7 +23,13 @@ from siselect.instances.meaning import (
 from siselect.instances.minimise import ddmin
 from siselect.instances.pair import BudgetExceeded, Pair, Timer
 from siselect.instances.references import fetch_instance, referenced_rows
-from siselect.instances.search import growing_proposals, paper_proposals, paper_sizes, union_sql
+from siselect.instances.search import (
+    growing_proposals,
+    one_sided_proposals,
+    paper_proposals,
+    paper_sizes,
+    union_sql,
+)
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.ties import tie_explained, with_ties
 from siselect.runtime import deadline
@@ -314,6 +320,10 @@ def _search(
             break
         if best.by_rank and not _time_left(pair, options):
             break
+    for rows in one_sided_proposals(pool, options.seed):  # targeted: see the function
+        if best.rank == MEANINGFUL or (best.by_rank and not _time_left(pair, options)):
+            break
+        best.consider(rows)
     if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
         _fallback(pair, best, lineages, notes, frozenset(options.exclude))
     pair.timer.add("search", t1)

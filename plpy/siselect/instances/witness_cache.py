@@ -5,16 +5,18 @@ G-1 of them. Computing a pair's pool afresh (:func:`siselect.instances.search.fe
 runs both witness queries for every duel; here each witness query runs once, into a bounded
 *sample* of its witnesses kept in Python, and every pool is put together from two samples:
 
-* a set of at most ``SMALL`` witnesses is kept whole, with the two order values the pool's
-  steps use (a seeded hash of the witness, and one of its key); a pool of two whole sets is
-  exactly the pool of the *exact* step;
+* a set of at most ``small`` witnesses (default ``SKETCH``) is kept whole, with the two
+  order values the pool's steps use (a seeded hash of the witness, and one of its key); a
+  pool of two whole sets is exactly the pool of the *exact* step;
 * a larger set keeps only its ``SKETCH`` witnesses first in the key order (one top-N sort on
   the server, whatever the size of D: a bottom-k sketch). Below the smaller of the two
   samples' last order values, both samples hold every witness of their set, so the classes
   W1-W2, W2-W1, W1∩W2 found there are exactly each class's first witnesses in that order,
   as in the *sample* step; a class with none there is completed on the server as before.
 
-Memory is flat in the size of D: at most ``max(SMALL, SKETCH)`` witnesses per candidate,
+One statement per candidate (the sketch's top-N sort; a set smaller than the sketch comes
+back whole). Memory is flat in the size of D: at most ``max(small, SKETCH)`` witnesses per
+candidate,
 and the rows of a candidate's witnesses only up to the fallback's own limit.
 Other facts of one candidate that every duel asks for again (whether its answer hangs on
 ties, its answer with ties kept) are kept here too (:meth:`WitnessCache.remember`).
@@ -31,7 +33,9 @@ from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
 from siselect.witnesses.interface import Backend, Lineage
 
-SKETCH = 4096  # witnesses kept of a set larger than SMALL
+#: Witnesses kept of a larger set; also, by default, the largest set kept whole: moving
+#: tens of thousands of witnesses into Python costs far more than running the query.
+SKETCH = 2048
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -69,13 +73,16 @@ def _witnesses(rows: list[tuple]) -> dict[int, tuple[int, int, tuple[int, ...]]]
 
 def fetch_sample(executor: Executor, stream: str, seed: int, small: int = SMALL,
                  sketch: int = SKETCH) -> Sample:
-    """The sample of ``stream`` (witness SQL with columns ``w``, ``k``)."""
-    rows = executor.run(sample_sql(stream, seed, small + 1)).rows
-    if len(rows) <= small:
-        found = _witnesses(rows)
-        return Sample(found, True, len(found))
+    """The sample of ``stream`` (witness SQL with columns ``w``, ``k``): one statement, the
+    sketch, when ``small`` is not above it (a set smaller than the sketch is whole);
+    else first the whole set up to ``small`` witnesses, then the sketch if it is larger."""
+    if small > sketch:
+        rows = executor.run(sample_sql(stream, seed, small + 1)).rows
+        if len(rows) <= small:
+            found = _witnesses(rows)
+            return Sample(found, True, len(found))
     found = _witnesses(executor.run(sketch_sql(stream, seed, sketch)).rows)
-    if len(found) < sketch:  # fewer distinct keys than rows: the set is whole after all
+    if len(found) < sketch:  # fewer than the sketch holds: the whole set
         return Sample(found, True, len(found))
     bound = max(o for _, o, _ in found.values())
     return Sample(found, False, _estimate(len(found), bound), bound)
@@ -109,6 +116,10 @@ def pool_of(first: Sample, second: Sample, size: int = POOL) -> tuple[Pool, list
             pool.estimated.append(name)
         elif first is not second or bits == 3:
             unseen.append(bits)
+    if unseen == [3] and first is not second:
+        # Both differences are in the samples: common witnesses too rare to be seen there
+        # are not worth a join of both whole sets (proposals mostly draw on the differences).
+        unseen = []
     return pool, unseen
 
 
@@ -116,7 +127,7 @@ def pool_of(first: Sample, second: Sample, size: int = POOL) -> tuple[Pool, list
 class WitnessCache:
     """One tournament's witnesses and per-candidate facts, by the candidates' SQL text."""
 
-    small: int = SMALL
+    small: int = SKETCH  # sets up to this many witnesses are kept whole
     sketch: int = SKETCH
     lineages: dict[tuple[str, str], Lineage] = field(default_factory=dict)
     samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
