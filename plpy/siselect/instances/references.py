@@ -6,38 +6,38 @@ from typing import Any
 from sqlglot import exp
 
 from siselect.instances.pair import group_rows
-from siselect.instances.shadow import base_tables, tid_array
+from siselect.instances.shadow import base_tables, rows_sql
 from siselect.runtime import privileges, rowids
 from siselect.runtime.catalog import Catalog
+from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.privileges import readable_columns
 
 
-def _source(catalog: Catalog, table: str) -> str:
-    found = catalog.tables[table]
-    return f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
-
-
 def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) -> dict[str, Any]:
-    """``{table: {"columns": [...], "rows": [[...], ...]}}`` for encoded row ids."""
+    """``{table: {"columns": [...], "rows": [[...], ...]}}`` for encoded row ids.
+
+    Each id is one row shown: an id that finds no row (the data changed since) or several
+    would make the instance differ from D', so that is an error rather than a silent
+    difference."""
     instance: dict[str, Any] = {}
-    for table, ctids in sorted(group_rows(rows, catalog).items()):
+    for table, ids in sorted(group_rows(rows, catalog).items()):
         # Only what the caller may read: column-level grants leave the others out.
-        cols = ", ".join(quote_ident(c) for c in readable_columns(catalog, table))
-        result = executor.run(
-            f"SELECT {cols} FROM {_source(catalog, table)} "
-            f"WHERE ctid = ANY({tid_array(ctids)}) ORDER BY ctid"
-        )
+        result = executor.run(rows_sql(catalog, table, ids, ordered=True))
+        if len(result.rows) != len(ids):
+            raise QueryFailed(
+                f"the {len(ids)} row ids of {table} found {len(result.rows)} rows: "
+                "the data changed during the call", "40001")
         instance[table] = {"columns": result.columns, "rows": [list(r) for r in result.rows]}
     return instance
 
 
 def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str,
                limit: int | None = None) -> list[int]:
-    sql = (
-        f"SELECT {rowids.rowid_sql(catalog.number(table), 't')} "
-        f"FROM {_source(catalog, table)} AS t WHERE {where}"
-    )
+    found = catalog.tables[table]
+    number = catalog.number(table)
+    source = rowids.source(found, readable_columns(catalog, table))
+    sql = f"SELECT {rowids.row_id(found, number, 't')} FROM {source} AS t WHERE {where}"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [int(r) for (r,) in executor.run(sql).rows]
@@ -72,7 +72,8 @@ def referenced_closure(
     unreadable: list[str] = []
     while frontier:
         added: set[int] = set()
-        for table, ctids in group_rows(frontier, catalog).items():
+        for table, ids in group_rows(frontier, catalog).items():
+            keeping = catalog.tables[table]
             for fk in catalog.tables[table].foreign_keys:
                 found = catalog.table(fk.ref_table)
                 if found is None:
@@ -85,10 +86,9 @@ def referenced_closure(
                     continue
                 local = ", ".join(f"k.{quote_ident(c)}" for c in fk.columns)
                 remote = ", ".join(f"t.{quote_ident(c)}" for c in fk.ref_columns)
-                where = (
-                    f"({remote}) IN (SELECT {local} FROM {_source(catalog, table)} AS k "
-                    f"WHERE k.ctid = ANY({tid_array(ctids)}))"
-                )
+                source = rowids.source(keeping, readable_columns(catalog, table))
+                kept = rowids.matches(keeping, catalog.number(table), "k", ids)
+                where = f"({remote}) IN (SELECT {local} FROM {source} AS k WHERE {kept})"
                 added.update(_rowids_of(executor, catalog, ref, where))
         frontier = added - closure
         closure |= frontier

@@ -1,8 +1,12 @@
 """Evaluate a query on a sub-instance D' of D without writing anything.
 
-Every reference to a base table is replaced by a subquery over the same table that
-keeps only D''s rows (a TID scan), under the reference's own alias, so the query text
-runs unchanged in a read-only transaction and on a hot standby.
+Every reference to a relation is replaced by a subquery over the same relation that keeps
+only D''s rows, under the reference's own alias, so the query text runs unchanged in a
+read-only transaction and on a hot standby. Which rows those are follows the relation's
+row identity (docs/instances.md, "Row identity"): a TID scan for tables, ``tableoid``
+with ``ctid`` for partitioned and inherited ones, the rows' place among the relation's
+rows for views read as they are and foreign tables. Views read through their definition
+are expanded first (:mod:`siselect.runtime.views`), so D' reaches the rows they read.
 """
 
 from collections.abc import Mapping, Sequence
@@ -10,13 +14,16 @@ from typing import TypeVar
 
 from sqlglot import exp
 
-from siselect.runtime import privileges
+from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import quote_ident, quote_literal
+from siselect.runtime.executor import quote_ident
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
+#: D' by relation: encoded row ids (or, for a table of ``ctid`` identity, ctid texts).
+RowsByTable = Mapping[str, Sequence[int | str]]
+tid_array = rowids.tid_array
 
 
 def _cte_names(tree: exp.Expr) -> set[str]:
@@ -24,7 +31,10 @@ def _cte_names(tree: exp.Expr) -> set[str]:
 
 
 def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
-    """Names (as in the catalog) of the base tables a query reads, in first-seen order."""
+    """Names (as in the catalog) of the relations whose rows a query reads, in first-seen
+    order: views read through their definition are replaced by what they read."""
+    if isinstance(tree, exp.Query):
+        tree = views.expand(tree, catalog)
     ctes = _cte_names(tree)
     seen: list[str] = []
     for table in tree.find_all(exp.Table):
@@ -36,16 +46,27 @@ def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     return seen
 
 
-def tid_array(ctids: Sequence[str]) -> str:
-    return quote_literal("{" + ",".join(f'"{c}"' for c in ctids) + "}") + "::tid[]"
+def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: bool = False
+             ) -> str:
+    """``SELECT`` of the rows ``ids`` of relation ``name``, the columns the caller may read
+    (all of them as ``*`` where the caller may read the whole relation)."""
+    table = catalog.tables[name]
+    columns = readable_columns(catalog, name)
+    listed = ("*" if whole(catalog, name) and table.identity != "content"
+              else ", ".join(f"t.{quote_ident(c)}" for c in columns))
+    sql = (f"SELECT {listed} FROM {rowids.source(table, columns)} AS t "
+           f"WHERE {rowids.matches(table, catalog.number(name), 't', ids)}")
+    return sql + f" ORDER BY {rowids.order(table, 't')}" if ordered else sql
 
 
-def restrict(tree: E, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> E:
-    """A copy of ``tree`` reading only the rows ``{table: [ctid, ...]}`` of each base table.
-
-    Tables absent from ``rows`` read as empty.
-    """
-    tree = tree.copy()
+def restrict(tree: E, catalog: Catalog, rows: RowsByTable) -> E:
+    """A copy of ``tree`` reading only the rows ``{relation: [row id, ...]}`` of each
+    relation it reads. Relations absent from ``rows`` read as empty."""
+    if isinstance(tree, exp.Query):
+        expanded = views.expand(tree, catalog)
+        tree = expanded if expanded is not tree else tree.copy()  # type: ignore[assignment]
+    else:
+        tree = tree.copy()
     ctes = _cte_names(tree)
     for table in list(tree.find_all(exp.Table)):
         if table.name in ctes and not table.db:
@@ -59,31 +80,31 @@ def restrict(tree: E, catalog: Catalog, rows: Mapping[str, Sequence[str]]) -> E:
             if alias_node is not None and alias_node.this
             else table.this.copy()
         )
-        source = f"{quote_ident(found.schema)}.{quote_ident(found.name)}"
-        # A caller who may read some columns only gets those: ``*`` would be refused.
-        columns = (
-            "*" if whole(catalog, found.name)
-            else ", ".join(quote_ident(c) for c in readable_columns(catalog, found.name))
-        )
+        columns = [c.copy() for c in alias_node.columns] if alias_node is not None else []
         sub: exp.Expr = exp.maybe_parse(
-            f"(SELECT {columns} FROM {source} "
-            f"WHERE ctid = ANY({tid_array(rows.get(found.name, []))}))",
-            dialect="postgres",
-        )
+            f"({rows_sql(catalog, found.name, rows.get(found.name, []))})", dialect="postgres")
         # Keep the reference's own identifier (quoted or not) so that column references resolve.
-        table.replace(exp.Subquery(this=sub.unnest(), alias=exp.TableAlias(this=ident)))
+        table.replace(exp.Subquery(this=sub.unnest(),
+                                   alias=exp.TableAlias(this=ident, columns=columns)))
     return tree
 
 
+#: The system columns each identity reads: the caller needs SELECT on them.
+SYSTEM_COLUMNS = {"ctid": ("ctid",), "leaf": ("ctid", "tableoid")}
+
+
 def require_row_ids(trees: tuple[exp.Query, ...], catalog: Catalog) -> None:
-    """Refuse (42501, naming it) a table whose ``ctid`` the caller may not read: rows are
-    found, kept and shown by it, so no instance can be built from that table."""
+    """Refuse (42501, naming it) a table whose ``ctid`` (or ``tableoid``) the caller may not
+    read: rows are found, kept and shown by it, so no instance can be built from that
+    table."""
     for tree in trees:
         for table in base_tables(tree, catalog):
-            if "ctid" in (catalog.denied or {}).get(table, ()):
-                raise QueryFailed(
-                    f"you may not read column {table}.ctid, by which siselect identifies "
-                    f"rows: a separating instance needs SELECT on it (GRANT SELECT (ctid, "
-                    f"...) ON {table})",
-                    privileges.INSUFFICIENT_PRIVILEGE,
-                )
+            identity = catalog.tables[table].identity
+            for column in SYSTEM_COLUMNS.get(identity, ()):
+                if column in (catalog.denied or {}).get(table, ()):
+                    raise QueryFailed(
+                        f"you may not read column {table}.{column}, by which siselect "
+                        f"identifies rows: a separating instance needs SELECT on it (GRANT "
+                        f"SELECT ({column}, ...) ON {table})",
+                        privileges.INSUFFICIENT_PRIVILEGE,
+                    )

@@ -2,10 +2,14 @@
 
 Read once per call from PostgreSQL's catalogs, for the tables visible on the caller's
 search_path (the loaded database's schema), through the executor's internal queries.
+Every relation also gets the rule by which siselect identifies its rows (``identity``,
+see :mod:`siselect.runtime.rowids` and docs/instances.md, "Row identity").
 """
 
 from dataclasses import dataclass, field
 
+from siselect.runtime import relations
+from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
 
 
@@ -23,6 +27,14 @@ class ForeignKey:
     ref_columns: list[str]
 
 
+#: How the rows of a relation are identified (docs/instances.md, "Row identity"):
+#: ``ctid`` (a plain table, a materialised view), ``leaf`` (``tableoid`` with ``ctid``: a
+#: partitioned table, a table with inheritance children), ``content`` (the row's values and
+#: its occurrence among equal rows: a foreign table, a view read as it is), ``inline`` (a view
+#: read through its definition: its rows are those of the relations it reads).
+IDENTITIES = ("ctid", "leaf", "content", "inline")
+
+
 @dataclass
 class Table:
     schema: str
@@ -30,6 +42,20 @@ class Table:
     columns: list[Column] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     foreign_keys: list[ForeignKey] = field(default_factory=list)
+    kind: str = "r"  # pg_class.relkind
+    identity: str = "ctid"  # one of IDENTITIES
+    oid: int = 0
+    # ``leaf`` identity: the relations that hold its rows (oids), in table-number order
+    members: list[int] = field(default_factory=list)
+    # ``inline`` identity: the view's definition (SQL, its relations schema-qualified)
+    definition: str | None = None
+    # why a view is not read through its definition (``content`` identity), for notes
+    opaque_reason: str | None = None
+
+    @property
+    def span(self) -> int:
+        """How many table numbers the relation takes: one per member for ``leaf``."""
+        return max(len(self.members), 1) if self.identity == "leaf" else 1
 
     def column(self, name: str) -> Column | None:
         """Find a column by name: exact first, then case-insensitively (SQLite's rule)."""
@@ -55,11 +81,26 @@ class Catalog:
         return next((t for n, t in self.tables.items() if n.lower() == lowered), None)
 
     def number(self, name: str) -> int:
-        """A stable small number for a table (1-based, by sorted name), used in witness ids."""
-        return sorted(self.tables).index(name) + 1
+        """A stable small number for a table (1-based, by sorted name), used in witness ids.
+
+        A relation of ``leaf`` identity takes one number per member (its first is this one),
+        so numbers are consecutive ranges in name order."""
+        start = 1
+        for other in sorted(self.tables):
+            if other == name:
+                return start
+            start += self.tables[other].span
+        raise KeyError(name)
 
     def by_number(self, number: int) -> Table:
-        return self.tables[sorted(self.tables)[number - 1]]
+        """The relation whose range of table numbers holds ``number``."""
+        start = 1
+        for name in sorted(self.tables):
+            table = self.tables[name]
+            if start <= number < start + table.span:
+                return table
+            start += table.span
+        raise KeyError(number)
 
     def types(self) -> dict[str, dict[str, str]]:
         """``{table: {column: type}}``, the mapping sqlglot's optimizer takes as a schema."""
@@ -113,6 +154,7 @@ def load_catalog(executor: Executor) -> Catalog:
         elif table.schema != schema:
             continue
         table.columns.append(Column(col, typ, comment))
+    _identify(executor, catalog)
     for rel, kind, cols, ref, ref_cols in executor.run_internal(_KEYS_SQL, [executor.schemas]):
         table = catalog.tables.get(rel)
         if table is None:
@@ -122,3 +164,65 @@ def load_catalog(executor: Executor) -> Catalog:
         elif ref is not None:
             table.foreign_keys.append(ForeignKey(list(cols), ref, list(ref_cols)))
     return catalog
+
+
+def _identify(executor: Executor, catalog: Catalog) -> None:
+    """Each relation's kind, oid and row identity (see :data:`IDENTITIES`)."""
+    tables = list(catalog.tables.values())
+    if not tables:
+        return
+    params = [[t.schema for t in tables], [t.name for t in tables]]
+    views: dict[int, tuple[Table, bool]] = {}  # oid: (view, whether security_invoker)
+    for name, oid, kind, members, foreign, definition, barrier, invoker in \
+            executor.run_internal(relations.RELATIONS_SQL, params):
+        table = catalog.tables[name]
+        table.oid, table.kind = int(oid), kind
+        table.identity = relations.identity(kind, len(members), bool(foreign))
+        if table.identity == "leaf":
+            table.members = [int(m) for m in members]
+        if kind == "v":
+            table.definition = definition
+            views[table.oid] = (table, bool(invoker))
+            # A barrier keeps the caller's conditions away from rows the view removes;
+            # read through its definition, the view would lose it.
+            table.opaque_reason = "a security-barrier view" if barrier else None
+            table.identity = "content" if barrier else "inline"
+    if views:
+        _inline_views(executor, catalog, views)
+
+
+def _inline_views(executor: Executor, catalog: Catalog,
+                  views: dict[int, tuple[Table, bool]]) -> None:
+    """Views read through their definition only where that shows the caller what the view
+    shows: every relation it reads is on the search_path and readable by the caller, and
+    none has row-level security (unless the view checks as its caller, security_invoker)."""
+    by_oid = {t.oid: t for t in catalog.tables.values()}
+    deps: dict[int, list[tuple[int, bool, bool]]] = {oid: [] for oid in views}
+    for view, dep, readable, rls in executor.run_internal(relations.DEPENDENCIES_SQL,
+                                                          [list(views)]):
+        deps[int(view)].append((int(dep), bool(readable), bool(rls)))
+    for oid, (view, invoker) in views.items():
+        if view.identity != "inline":
+            continue
+        reason = relations.opaque_reason(
+            [(by_oid.get(dep), readable, rls) for dep, readable, rls in deps[oid]], invoker)
+        known = {(t.schema, t.name) for dep, _, _ in deps[oid]
+                 if (t := by_oid.get(dep)) is not None}
+        definition = None if reason else relations.qualified(view.definition or "", known)
+        if reason is None and definition is None:
+            reason = "siselect cannot read its definition"
+        elif definition is not None:
+            reason = _refused(executor, definition)
+        view.definition = definition
+        if reason:
+            view.identity, view.opaque_reason = "content", reason
+
+
+def _refused(executor: Executor, definition: str) -> str | None:
+    """Why siselect may not run a view's definition as part of a query (a function that
+    the call policy refuses, say), or None: then the view is read as it is."""
+    try:
+        executor.run(f"SELECT * FROM ({definition}) AS v LIMIT 0")
+    except SiselectError as exc:
+        return f"siselect may not run its definition ({exc.message})"
+    return None

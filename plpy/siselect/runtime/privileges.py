@@ -2,8 +2,9 @@
 
 A role may hold SELECT on some columns of a table only (column-level grants). PostgreSQL
 then refuses ``SELECT *`` and any mention of another column, ``ctid`` included. siselect
-identifies rows by ``ctid``, so a table whose ``ctid`` the caller may not read cannot
-take part in an instance; the error says so and names it.
+identifies a table's rows by ``ctid`` (with ``tableoid`` for partitioned and inherited
+tables), so a table whose ``ctid`` the caller may not read cannot take part in an
+instance; the error says so and names it.
 """
 
 from sqlglot import exp
@@ -23,7 +24,7 @@ SELECT c.relname::text, a.attname::text
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND NOT a.attisdropped
-     AND (a.attnum > 0 OR a.attname = 'ctid')
+     AND (a.attnum > 0 OR a.attname IN ('ctid', 'tableoid'))
 WHERE (n.nspname, c.relname) IN (
     SELECT * FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])))
   AND NOT pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT')
@@ -57,9 +58,12 @@ def whole(catalog: Catalog, table: str) -> bool:
 
 
 def can_read(catalog: Catalog, table: str, columns: list[str]) -> bool:
-    """Whether the caller may read ``columns`` and the row ids (``ctid``) of ``table``."""
+    """Whether the caller may read ``columns`` and what identifies the rows of ``table``
+    (``ctid``, and ``tableoid`` where several relations hold its rows)."""
     hidden = (catalog.denied or {}).get(table, frozenset())
-    return "ctid" not in hidden and not hidden.intersection(columns)
+    system = {"ctid": {"ctid"}, "leaf": {"ctid", "tableoid"}}.get(
+        catalog.tables[table].identity, set())
+    return not hidden.intersection(system) and not hidden.intersection(columns)
 
 
 def used_denied(tree: exp.Query, catalog: Catalog) -> list[str]:

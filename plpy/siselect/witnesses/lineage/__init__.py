@@ -18,10 +18,14 @@ other subqueries (the rows they read are listed as witnesses of their own), EXCE
 side likewise), INTERSECT, OFFSET (the skipped rows are kept), window functions (the row
 itself), two or more aggregated FROM items in one block (their witnesses listed apart rather
 than multiplied, see :mod:`.crossed`).
+
+Every kind of relation has witnesses: rows are identified as docs/instances.md ("Row
+identity") says, views read through their definition are expanded first.
 """
 
 from sqlglot import exp
 
+from siselect.runtime import views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
 from siselect.witnesses.interface import Lineage
@@ -36,6 +40,7 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
 
     Raises :class:`UnsupportedLineage` for queries it cannot rewrite (recursive CTEs, ...).
     """
+    tree = views.expand(tree, catalog)  # a view read through its definition: its rows
     ctx = Context(catalog, rewrite=rewrite_query)
     ctx.may_repeat = repeats_rows(tree)
     rewritten = rewrite_query(tree, Env(ctx), top=True)

@@ -14,6 +14,9 @@
 import sqlglot
 from sqlglot import exp
 
+from siselect.runtime import rowids
+from siselect.runtime.catalog import Table
+from siselect.runtime.privileges import readable_columns
 from siselect.witnesses.lineage.analysis import (
     Source,
     alias_ident,
@@ -32,6 +35,7 @@ from siselect.witnesses.lineage.context import Env, UnsupportedLineage, ident_ke
 from siselect.witnesses.lineage.crossed import Item, add_items
 from siselect.witnesses.lineage.groups import answer_keys, survivors_filter
 from siselect.witnesses.lineage.rep import (
+    Held,
     Parts,
     Rep,
     Slot,
@@ -130,8 +134,9 @@ def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item]) -> 
         return True
     if source.table_no is not None:
         assert alias is not None
-        parts.singles.append(Slot(ctid_slot(alias), source.table_no))
-        return False
+        table = env.ctx.catalog.by_number(source.table_no)
+        parts.singles.append(_base_slot(source, table, env))
+        return table.identity == "content"  # its numbering column shows through ``*``
     inner = item.this if isinstance(item, (exp.Subquery, exp.Lateral)) else None
     if isinstance(item, exp.Lateral) and isinstance(inner, exp.Subquery):
         inner = inner.this
@@ -149,6 +154,31 @@ def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item]) -> 
     if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
         raise UnsupportedLineage(f"unknown table {item.sql(dialect='postgres')}")
     return False  # set-returning functions, VALUES, UNNEST: no base rows
+
+
+def _base_slot(source: Source, table: Table, env: Env) -> Slot:
+    """The slot of a relation read by the block, by the relation's row identity.
+
+    A relation of ``content`` identity is read through a subquery that numbers its rows
+    (:func:`siselect.runtime.rowids.source`), under the reference's own name and column
+    aliases, its numbering column named afresh so that no other item's can meet it."""
+    assert source.alias is not None and source.table_no is not None
+    number, ref = source.table_no, sql(source.alias)
+    if table.identity == "ctid":
+        return Slot(ctid_slot(source.alias), Held(number))
+    ordinal = env.ctx.names.fresh("o") if table.identity == "content" else rowids.ORDINAL
+    if table.identity == "content":
+        item = source.item
+        alias = item.args.get("alias")
+        columns = [c.copy() for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+        numbered: exp.Expr = exp.maybe_parse(
+            rowids.source(table, readable_columns(env.ctx.catalog, table.name), ordinal),
+            dialect="postgres")
+        replacement = exp.Subquery(this=numbered.unnest(), alias=exp.TableAlias(
+            this=source.alias.copy(), columns=columns))
+        item.replace(replacement)
+        source.item = replacement
+    return Slot(rowids.row_id(table, number, ref, ordinal), Held(number, encoded=True))
 
 
 def _expand_stars(select: exp.Select, sources: list[Source]) -> None:

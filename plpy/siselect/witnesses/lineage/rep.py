@@ -11,10 +11,13 @@ A rewritten block returns its own columns followed by witness columns, in groups
 The witnesses of a row are the product of its groups: one witness from each, concatenated.
 A slot that holds no row (the NULL side of an outer join, another side of a UNION) is NULL,
 and so is a multi group that holds no set (an outer join again): it counts as one empty
-witness. Slots remember the table they hold: ctids travel as they are (cheap to collect)
-and become row ids (:mod:`siselect.runtime.rowids`) only in the final witnesses, where row ids of
-different tables compare by table number, so ordering them costs nothing. Each final witness
-also gets a key computed from the ctids directly (:func:`witness_key`).
+witness. Slots remember the table they hold (:class:`Held`): ctids travel as they are
+(cheap to collect) and become row ids (:mod:`siselect.runtime.rowids`) only in the final
+witnesses, where row ids of different tables compare by table number, so ordering them
+costs nothing. Relations whose rows a ctid does not identify (partitioned and inherited
+tables, views read as they are, foreign tables) travel as row ids (``bigint``) from the
+start. Each final witness also gets a key computed from the slots directly
+(:func:`witness_key`).
 """
 
 from collections.abc import Sequence
@@ -40,12 +43,34 @@ def quoted(name: str) -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect="postgres")
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a slot holds: rows of the relation numbered ``number`` (for ``encoded`` slots
+    its first number: the row ids of its rows lie in the relation's range), as ctids
+    (``tid``) or, ``encoded``, as row ids (``bigint``)."""
+
+    number: int
+    encoded: bool = False
+
+    @property
+    def sql_type(self) -> str:
+        return "bigint" if self.encoded else "tid"
+
+    def rowid(self, text: str) -> str:
+        return text if self.encoded else rowid_of_tid(self.number, text)
+
+    def hashed(self, text: str) -> str:
+        if self.encoded:
+            return f"hashint8extended({text}, 0)"
+        return f"hashtidextended({text}, {self.number})"
+
+
 @dataclass
 class WitnessGroup:
     """One witness (single) or a set of witnesses (multi): a column per slot."""
 
     columns: list[str]
-    tables: list[int]  # table number held by each slot
+    tables: list[Held]  # what each slot holds
     multi: bool
 
 
@@ -83,7 +108,7 @@ class Slot:
     """One element of a witness under construction: SQL of a ``tid`` and its table."""
 
     text: str
-    table: int
+    table: Held
 
 
 @dataclass
@@ -91,7 +116,7 @@ class Multi:
     """A set of witnesses under construction: SQL of the parallel ``tid[]`` columns."""
 
     refs: list[str]
-    tables: list[int]
+    tables: list[Held]
 
 
 @dataclass
@@ -151,7 +176,8 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
     for multi in parts.multis:
         alias = names.fresh("u")
         width = len(multi.tables)
-        arrays = ", ".join(f"COALESCE({r}, '{{NULL}}'::tid[])" for r in multi.refs)
+        arrays = ", ".join(f"COALESCE({r}, '{{NULL}}'::{h.sql_type}[])"
+                           for r, h in zip(multi.refs, multi.tables, strict=True))
         # Column names unique in the whole query: unqualified user columns must not meet them.
         columns = ", ".join([*(f"{alias}_{j}" for j in range(1, width + 1)), f"{alias}_n"])
         laterals.append(f"LATERAL unnest({arrays}) WITH ORDINALITY AS {alias}({columns})")
@@ -162,10 +188,10 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
 
 def normalized(slots: Sequence[Slot]) -> str:
     """A sorted ``bigint[]`` of the distinct row ids held by ``slots`` (empty ones left out)."""
-    ordered = sorted(slots, key=lambda s: s.table)
+    ordered = sorted(slots, key=lambda s: s.table.number)
     if not ordered:
         return "'{}'::bigint[]"
-    inner = "ARRAY[" + ", ".join(rowid_of_tid(s.table, s.text) for s in ordered) + "]::bigint[]"
+    inner = "ARRAY[" + ", ".join(s.table.rowid(s.text) for s in ordered) + "]::bigint[]"
     if not repeats_tables(ordered):
         return f"array_remove({inner}, NULL)"
     # A table held twice (self-join, CTE read twice): sort and deduplicate.
@@ -182,7 +208,7 @@ def witness_key(slots: Sequence[Slot]) -> str:
     """
     terms = []
     for j, slot in enumerate(slots):
-        term = f"COALESCE(hashtidextended({slot.text}, {slot.table}), 0)"
+        term = f"COALESCE({slot.table.hashed(slot.text)}, 0)"
         # A row held by two slots (a self-join) counts once, as in the witness.
         earlier = [s.text for s in slots[:j] if s.table == slot.table]
         if earlier:
@@ -194,5 +220,5 @@ def witness_key(slots: Sequence[Slot]) -> str:
 
 def repeats_tables(slots: Sequence[Slot]) -> bool:
     """Whether a table has two slots (then different rows can give equal witnesses)."""
-    tables = [s.table for s in slots]
+    tables = [s.table.number for s in slots]
     return len(set(tables)) != len(tables)

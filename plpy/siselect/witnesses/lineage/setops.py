@@ -43,12 +43,13 @@ def _layout(sides: list[Rewritten], names: list[str], tagged: bool, env: Env) \
         entries = [f"{k + 1} AS __b"] if tagged else []
         own = side.rep.single.columns if side.rep.single else []
         offset = sum(len(tables) for tables in singles[:k])
-        for j, column in enumerate(single.columns):
+        for j, (column, held) in enumerate(zip(single.columns, single.tables, strict=True)):
             inside = offset <= j < offset + len(own)
-            entries.append(f"{sql(tail[own[j - offset]]) if inside else 'NULL::tid'} AS {column}")
+            value = sql(tail[own[j - offset]]) if inside else f"NULL::{held.sql_type}"
+            entries.append(f"{value} AS {column}")
         for (owner, group), new in zip(multis, renamed, strict=True):
-            for old, column in zip(group.columns, new.columns, strict=True):
-                value = sql(tail[old]) if owner == k else "NULL::tid[]"
+            for old, column, held in zip(group.columns, new.columns, group.tables, strict=True):
+                value = sql(tail[old]) if owner == k else f"NULL::{held.sql_type}[]"
                 entries.append(f"{value} AS {column}")
         kept = query.expressions[:len(query.expressions) - side.rep.column_count]
         query.set("expressions", kept + [parse_expr(e) for e in entries])

@@ -119,6 +119,17 @@ def unsupported(tree: exp.Query, catalog: Catalog) -> str | None:
     whole = _whole_row_reference(tree, catalog)
     if whole:
         return f"a whole-row reference ({whole}), which crashes ProvSQL's server process"
+    return _untracked(tree, catalog)
+
+
+def _untracked(tree: exp.Query, catalog: Catalog) -> str | None:
+    """A relation whose rows ProvSQL does not track: ``siselect provsql enable`` tracks
+    plain tables only (a partitioned or inherited table, a view read as it is, a foreign
+    table or a materialised view has no token per row)."""
+    for table in tree.find_all(exp.Table):
+        found = catalog.table(table.name) if isinstance(table.this, exp.Identifier) else None
+        if found is not None and (found.kind != "r" or found.identity != "ctid"):
+            return f"{found.name} is not a plain table, and ProvSQL tracks plain tables only"
     return None
 
 

@@ -22,6 +22,7 @@ provenance with every input true (``provsql.present``). Each answer's why-proven
 
 from sqlglot import exp
 
+from siselect.runtime import views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import quote_ident, quote_literal
 from siselect.witnesses.interface import Lineage, Unsupported
@@ -89,13 +90,16 @@ def _grouped(top: exp.Select, catalog: Catalog) -> tuple[str, str]:
 
 
 def numbering_sql(catalog: Catalog) -> str:
-    """The catalog's tables as ``regclass[]``, at the positions of their table numbers."""
-    names = sorted(catalog.tables)
-    items = ", ".join(
-        quote_literal(f"{quote_ident(catalog.tables[n].schema)}.{quote_ident(n)}") + "::regclass"
-        for n in names
-    )
-    return f"ARRAY[{items}]::regclass[]"
+    """The catalog's tables as ``regclass[]``, at the positions of their table numbers
+    (NULL at the further numbers of a relation that takes several, which ProvSQL does not
+    track)."""
+    items = []
+    for name in sorted(catalog.tables):
+        table = catalog.tables[name]
+        items.append(quote_literal(f"{quote_ident(table.schema)}.{quote_ident(name)}")
+                     + "::regclass")
+        items += ["NULL"] * (table.span - 1)
+    return f"ARRAY[{', '.join(items)}]::regclass[]"
 
 
 # The calls this backend adds around a candidate: its helper, and ProvSQL's token.
@@ -107,6 +111,7 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
 
     Raises :class:`ProvsqlUnsupported` for the shapes of :func:`.shapes.unsupported`.
     """
+    tree = views.expand(tree, catalog)  # a view read through its definition: its tables
     reason = unsupported(tree, catalog)
     if reason:
         raise ProvsqlUnsupported(reason)
