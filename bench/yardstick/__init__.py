@@ -1,9 +1,11 @@
 """The yardstick: BIRD's dev schemas with synthetic data, generated candidate sets, one runner.
 
-Nothing here imports siselect: the package talks to it through ``python3 -m siselect`` only,
-so that it measures whatever the CLI of the checkout does.
+What is measured runs through ``python3 -m siselect`` only, so that it measures whatever the
+CLI of the checkout (or of ``--at COMMIT``) does; only the figures' definitions are imported
+(``siselect.client.bench.metrics`` of the work tree, in :mod:`.figures`) and the plot helpers.
 """
 
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -13,3 +15,5 @@ GOLD_JSON = DATA / "siselection" / "bird_corrected.json"
 CANDIDATES_DIR = DATA / "siselection" / "candidates"
 REAL_DATABASES = DATA / "bird" / "dev_databases"
 OUT = ROOT / "bench" / "out" / "yardstick"
+if str(ROOT / "plpy") not in sys.path:  # the work tree's siselect, installed or not
+    sys.path.append(str(ROOT / "plpy"))

@@ -19,6 +19,9 @@ class Retention:
     gold_failed: list[str] = field(default_factory=list)
     all_agree: list[str] = field(default_factory=list)
     gold_empty: list[str] = field(default_factory=list)  # kept, but the gold returns no row
+    # Per task: candidates whose SQLite answer is the gold's, and those failing on SQLite;
+    # the runner compares them with PostgreSQL's (transpile disagreements).
+    sqlite: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
     def figures(self, total: int) -> dict:
         return {"tasks": total, "kept": len(self.kept), "gold_failed": len(self.gold_failed),
@@ -37,19 +40,24 @@ def _answer(conn: sqlite3.Connection, sql: str) -> frozenset | str:
         conn.set_progress_handler(None, 0)
 
 
-def retention(database: Path, tasks: list[dict], candidates: dict[str, list[str]]) -> Retention:
-    """``tasks`` as in BIRD's dev.json, ``candidates`` ``{question_id: [sql, ...]}``."""
+def retention(database: Path, tasks: list[dict], candidates: dict[str, list[str]],
+              keep_all: bool = False) -> Retention:
+    """``tasks`` as in BIRD's dev.json, ``candidates`` ``{question_id: [sql, ...]}``;
+    ``keep_all``: drop nothing (real data), only record SQLite's verdicts."""
     out = Retention()
     conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
         for task in tasks:
             qid = str(task["question_id"])
             gold = _answer(conn, task["SQL"])
-            if isinstance(gold, str):
+            if isinstance(gold, str) and not keep_all:
                 out.gold_failed.append(qid)
                 continue
-            answers = {_answer(conn, sql) for sql in candidates.get(qid, [])}
-            if len(answers) <= 1:
+            each = [_answer(conn, sql) for sql in candidates.get(qid, [])]
+            out.sqlite[qid] = {"correct": [i for i, a in enumerate(each)
+                                           if not isinstance(gold, str) and a == gold],
+                               "failed": [i for i, a in enumerate(each) if isinstance(a, str)]}
+            if len(set(each)) <= 1 and not keep_all:
                 out.all_agree.append(qid)
                 continue
             out.kept.append(qid)

@@ -3,16 +3,17 @@
     cd bench && python3 -m yardstick.run [--db ID ...] [--limit N] [--calibrate]
 
 Builds what is missing under ``bench/out/yardstick/`` (databases, per-database task and
-candidate files), runs ``python3 -m siselect bench`` per database with the reference judge,
-noiseless and at ``--noise``, writes ``summary.json`` (keyed by db_id, plus ``overall``) and
-prints the table and what got worse against ``bench/yardstick-baseline.json``.
-siselect is only ever run as a subprocess, so this measures whatever the checkout's CLI does.
+candidate files), runs ``python3 -m siselect bench`` once per database with the reference
+judge, its noise curves replayed on the same instances (``--noise`` levels, ``--noise-seeds``
+seeds, both noise models), writes ``summary.json`` (keyed by db_id, plus ``overall``),
+plots, and prints the table and what got worse against ``bench/yardstick-baseline.json``.
+siselect is run as a subprocess, so this measures whatever the checkout's CLI does (or a
+commit's, with ``--at``); the figures are defined in :mod:`yardstick.figures`.
 """
 
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -22,8 +23,10 @@ from typing import Any
 import sqlglot
 
 from . import CANDIDATES_DIR, GOLD_JSON, OUT, REAL_DATABASES, ROOT
+from . import candidates as C
 from . import synth as S
 from .candidates import main as make_candidates
+from .figures import figures
 from .retention import retention
 from .schema import read_schemas
 
@@ -34,8 +37,10 @@ BASELINE = ROOT / "bench" / "yardstick-baseline.json"
 CLUSTER_HOME = "/var/tmp/siselect-yardstick"
 #: Figures where more is better; the rest of the compared figures are better when smaller.
 HIGHER_BETTER = ("upper_bound", "consistency", "tournament", "tournament_noisy",
-                 "separation_rate", "kept_share")
-LOWER_BETTER = ("failed_duel_share", "transpile_failures", "gold_failed_pg")
+                 "tournament_near_miss", "separation_rate", "kept_share")
+LOWER_BETTER = ("failed_duel_share", "transpile_failures", "gold_failed_pg",
+                "degenerate_share", "failed_on_instance_share", "lost_by_correct_share",
+                "transpile_disagreements")
 
 
 def _json(path: Path) -> Any:
@@ -69,6 +74,7 @@ def prepare(db_id: str, data_dir: Path, inputs_dir: Path, scale: float, seed: in
     _write(inputs_dir / db_id / "tasks.json", chosen)
     _write(inputs_dir / db_id / "candidates.json",
            {str(t["question_id"]): candidates[str(t["question_id"])] for t in chosen})
+    _write(inputs_dir / db_id / "sqlite.json", kept.sqlite)
     return {**stamp, "sha256": S.digest(path), "retention": kept.figures(len(tasks)),
             "dropped": {"gold_failed": kept.gold_failed, "all_agree": kept.all_agree}}
 
@@ -90,12 +96,15 @@ def export_commit(commit: str, out: Path) -> None:
     PLPY.update(path=target / "plpy", commit=sha)
 
 
-def bench(inputs: Path, databases: Path, out: Path, seed: int, noise: float,
-          limit: int | None, workers: int) -> list[dict]:
-    """One ``siselect bench`` run (kept when its inputs and options did not change)."""
-    options = ["--judge", "reference", "--seed", str(seed), "--workers", str(workers)]
-    if noise:
-        options += ["--judge-noise", str(noise)]
+def bench(inputs: Path, databases: Path, out: Path, args: argparse.Namespace) -> list[dict]:
+    """One ``siselect bench`` run (kept when its inputs and options did not change): the
+    noiseless tournament and its replays with a noisy judge."""
+    limit = args.limit
+    options = ["--judge", "reference", "--seed", str(args.seed), "--workers", str(args.workers),
+               "--label", inputs.name]
+    if args.noise:
+        options += ["--judge-noise", args.noise, "--noise-seeds", str(args.noise_seeds),
+                    "--noise-model", NOISE_MODELS]
     if limit:
         options += ["--limit", str(limit)]
     stamp = {"options": options, "tasks": S.digest(inputs / "tasks.json"),
@@ -129,61 +138,23 @@ def _records(out: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _quantile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def figures(records: list[dict], noisy: list[dict] | None) -> dict:
-    """The yardstick's figures from bench's per-task records."""
-    scored = [r for r in records if r["status"] == "ok"]
-    n = len(scored)
-    duels = [d for r in scored for d in r["duels"]]
-    separated = sum(d["separation"] == "separated" for d in duels)
-    times = [r["timings"]["task"] for r in records if "task" in r.get("timings", {})]
-
-    def share(count: int, total: int) -> float | None:
-        return round(count / total, 4) if total else None
-
-    noisy_scored = [r for r in (noisy or []) if r["status"] == "ok"]
-    return {
-        "tasks": len(records), "scored": n,
-        "upper_bound": share(sum(bool(r["upper_bound"]) for r in scored), n),
-        "consistency": share(sum(bool(r["hits"].get("consistency")) for r in scored), n),
-        "tournament": share(sum(bool(r["hits"].get("tournament")) for r in scored), n),
-        "tournament_noisy": share(sum(bool(r["hits"].get("tournament")) for r in noisy_scored),
-                                  len(noisy_scored)) if noisy is not None else None,
-        "pairs": len(duels), "separation_rate": share(separated, len(duels)),
-        "failed_duel_share": share(len(duels) - separated, len(duels)),
-        "separation_status": _count(str(d["separation"]) for d in duels),
-        # bench does not report degenerate instances yet; kept as a named gap, not a zero.
-        "degenerate_share": None,
-        "transpile_failures": sum(not r["coverage"]["transpiled"] for r in scored),
-        "gold_failed_pg": sum(r["status"] == "gold_failed" for r in records),
-        "tournament_errors": sum(bool(r.get("tournament_error")) for r in scored),
-        "seconds_per_task": {"median": round(statistics.median(times), 3) if times else None,
-                             "p95": _quantile(times, 0.95)},
-        "judge_calls_per_task": share(sum(r.get("judge_calls", 0) for r in scored), n),
-    }
-
-
-def _count(items) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items:
-        out[item] = out.get(item, 0) + 1
-    return dict(sorted(out.items()))
-
+#: Both noise models, always: the near miss is measured, never tuned against.
+NOISE_MODELS = "rival,near-miss"
 
 COLUMNS = [("tasks", "scored", "{}"), ("kept", "kept_share", "{:.0%}"),
            ("upper", "upper_bound", "{:.1%}"), ("consist", "consistency", "{:.1%}"),
-           ("tourn", "tournament", "{:.1%}"), ("t@noise", "tournament_noisy", "{:.1%}"),
-           ("sep", "separation_rate", "{:.1%}"), ("faildu", "failed_duel_share", "{:.1%}"),
-           ("transp", "transpile_failures", "{}"), ("goldPG", "gold_failed_pg", "{}"),
+           ("tourn", "tournament", "{:.1%}"), ("t/upper", "tournament_of_upper", "{:.1%}"),
+           ("t@.2riv", "tournament_noisy", "{:.1%}"),
+           ("t@.2nm", "tournament_near_miss", "{:.1%}"),
+           ("sep", "separation_rate", "{:.1%}"), ("degen", "degenerate_share", "{:.1%}"),
+           ("faildu", "failed_duel_share", "{:.1%}"),
+           ("failD'", "failed_on_instance_share", "{:.1%}"),
+           ("lostOK", "lost_by_correct", "{}"), ("transp", "transpile_disagreements", "{}"),
+           ("goldPG", "gold_failed_pg", "{}"),
            ("med s", ("seconds_per_task", "median"), "{:.2f}"),
            ("p95 s", ("seconds_per_task", "p95"), "{:.2f}"),
-           ("judge/t", "judge_calls_per_task", "{:.2f}")]
+           ("judge/t", "judge_calls_per_task", "{:.2f}"),
+           ("rr/t", "round_robin_calls_per_task", "{:.2f}")]
 
 
 def _get(row: dict, key) -> Any:
@@ -228,16 +199,16 @@ def run_database(db_id: str, args: argparse.Namespace, candidates: dict, gold: l
     prepared = (prepare(db_id, data_dir, inputs, args.scale, args.seed, candidates, gold)
                 if data_dir != REAL_DATABASES else _real_inputs(db_id, inputs, candidates, gold))
     if not json.loads((inputs / db_id / "tasks.json").read_text()):
-        return {"data": prepared, **figures([], None)}
-    runs = args.out / "runs" / label / db_id
-    clean = bench(inputs / db_id, data_dir, runs / "noise0", args.seed, 0.0, args.limit,
-                  args.workers)
-    noisy = bench(inputs / db_id, data_dir, runs / f"noise{args.noise:g}", args.seed,
-                  args.noise, args.limit, args.workers) if args.noise else None
-    row = figures(clean, noisy)
+        return {"data": prepared, **figures([])}
+    records = bench(inputs / db_id, data_dir, _run_dir(args, label, db_id), args)
+    row = figures(records, _json(inputs / db_id / "sqlite.json"), args.provenance)
     row["kept_share"] = prepared.get("retention", {}).get("kept_share")
     row["data"] = prepared
     return row
+
+
+def _run_dir(args: argparse.Namespace, label: str, db_id: str) -> Path:
+    return args.out / "runs" / label / db_id / "bench"
 
 
 def _real_inputs(db_id: str, inputs: Path, candidates: dict, gold: list[dict]) -> dict:
@@ -246,19 +217,22 @@ def _real_inputs(db_id: str, inputs: Path, candidates: dict, gold: list[dict]) -
     _write(inputs / db_id / "candidates.json",
            {str(t["question_id"]): candidates[str(t["question_id"])] for t in tasks})
     path = REAL_DATABASES / db_id / f"{db_id}.sqlite"
+    _write(inputs / db_id / "sqlite.json", retention(path, tasks, candidates, keep_all=True).sqlite)
     return {"real": True, "sha256": S.digest(path)}
 
 
-def overall(rows: dict[str, dict], args: argparse.Namespace, labels: list[str]) -> dict:
-    clean, noisy = [], []
+def overall(rows: dict[str, dict], args: argparse.Namespace,
+            labels: list[tuple[str, str]]) -> dict:
+    records: list[dict] = []
+    sqlite: dict[str, dict] = {}
     for label, db_id in labels:
-        runs = args.out / "runs" / label / db_id
-        if (runs / "noise0" / "results.jsonl").is_file():
-            clean += _records(runs / "noise0")
-        noisy_dir = runs / f"noise{args.noise:g}"
-        if args.noise and (noisy_dir / "results.jsonl").is_file():
-            noisy += _records(noisy_dir)
-    row = figures(clean, noisy if args.noise else None)
+        runs = _run_dir(args, label, db_id)
+        if (runs / "results.jsonl").is_file():
+            records += _records(runs)
+        verdicts = args.out / "inputs" / label / db_id / "sqlite.json"
+        if verdicts.is_file():
+            sqlite.update(_json(verdicts))
+    row = figures(records, sqlite, args.provenance)
     shares = [r["data"]["retention"]["kept"] for r in rows.values()
               if "retention" in r.get("data", {})]
     totals = [r["data"]["retention"]["tasks"] for r in rows.values()
@@ -276,18 +250,26 @@ def main(argv: list[str] | None = None) -> int:
                    "default options), or a path to a candidates JSON")
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--noise", type=float, default=0.2)
+    p.add_argument("--noise", default="0.1,0.2,0.3",
+                   help="judge noise levels replayed on the noiseless instances (default "
+                   "0.1,0.2,0.3; 0 or empty: none)")
+    p.add_argument("--noise-seeds", type=int, default=5, help="noise seeds per level")
     p.add_argument("--limit", type=int, help="only the first N kept tasks of each database")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--calibrate", action="store_true",
                    help="also superhero: synthetic (its schema only) beside the real data")
     p.add_argument("--baseline", type=Path, default=BASELINE)
-    p.add_argument("--write-baseline", action="store_true")
+    p.add_argument("--write-baseline", metavar="LABEL",
+                   help="add this run's figures to the baseline file under LABEL (other "
+                   "labels are kept); runs compare with the baseline of the same limit "
+                   "and candidates")
+    p.add_argument("--no-plots", action="store_true")
     p.add_argument("--at", metavar="COMMIT",
                    help="run siselect as of this commit (exported), not the work tree")
     args = p.parse_args(argv)
     if args.at:
         export_commit(args.at, args.out)
+    args.noise = "" if args.noise.strip() in ("", "0") else args.noise
 
     if args.candidates == "generated":
         # The generator's own sets (provenance.json beside them), for every database at once.
@@ -299,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         source = Path(args.candidates)
     candidates = {str(k): v for k, v in _json(source).items()}
+    beside = source.parent / "provenance.json"
+    args.provenance = _json(beside)["candidates"] if beside.is_file() else None
     gold = _json(GOLD_JSON)
     schemas = read_schemas()
     dbs = args.db or [d for d in schemas if d != "superhero"]
@@ -320,9 +304,14 @@ def main(argv: list[str] | None = None) -> int:
                                               f"superhero-{label}")
         summary["calibration"] = calibration
     summary["run"] = {"generator": S.VERSION, "seed": args.seed, "scale": args.scale,
-                      "noise": args.noise, "limit": args.limit, "candidates": str(source),
-                      "candidates_sha256": S.digest(source), "gold_sha256": S.digest(GOLD_JSON),
-                      "sqlglot": sqlglot.__version__,
+                      "noise": args.noise, "noise_seeds": args.noise_seeds,
+                      "noise_models": NOISE_MODELS, "limit": args.limit,
+                      "candidates": str(source), "candidates_sha256": S.digest(source),
+                      "candidates_generator": C.VERSION if args.provenance else None,
+                      "gold_sha256": S.digest(GOLD_JSON),
+                      "intervals": "95% percentile bootstrap over tasks (a task's seeds "
+                                   "kept together), 2000 resamples, seed 0",
+                      "versions": versions(),
                       "commit": PLPY["commit"] or _git_commit(),
                       "elapsed_seconds": round(time.monotonic() - started, 1)}
     _write(args.out / "summary.json", summary)
@@ -331,15 +320,95 @@ def main(argv: list[str] | None = None) -> int:
         print("\ncalibration, superhero (same candidates):")
         print(table({f"superhero {k}": v for k, v in summary["calibration"].items()}
                     | {"overall": summary["overall"]}).rsplit("\n", 1)[0])
+    for line in report_lines(summary):
+        print(line)
+    if not args.no_plots:
+        from .plots import draw
+
+        for line in draw(summary, [_run_dir(args, lab, db) for lab, db in labels],
+                         args.out / "plots"):
+            print(line)
     if args.write_baseline:
-        _write(args.baseline, _baseline_view(summary))
-        print(f"baseline written: {args.baseline}")
+        _write(args.baseline, with_baseline(_read_baselines(args.baseline), args.write_baseline,
+                                            _baseline_view(summary)))
+        print(f"baseline {args.write_baseline!r} written: {args.baseline}")
     elif args.baseline.is_file():
-        lines = worse(summary, _json(args.baseline))
-        print("\nworse than the baseline:" if lines else "\nnothing worse than the baseline")
+        label, base = matching_baseline(_read_baselines(args.baseline), summary["run"])
+        if base is None:
+            print(f"\nno baseline of limit {args.limit} and these candidates in {args.baseline}")
+            return 0
+        lines = worse(summary, base)
+        print(f"\nworse than the baseline {label!r}:" if lines
+              else f"\nnothing worse than the baseline {label!r}")
         for line in lines:
             print("  " + line)
     return 0
+
+
+def versions() -> dict[str, str]:
+    """Versions of what made the data and ran the bench (this interpreter's)."""
+    import platform
+    from importlib import metadata
+
+    found = {"python": platform.python_version(), "sqlglot": sqlglot.__version__}
+    for name in ("Faker", "numpy", "psycopg"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
+def report_lines(summary: dict) -> list[str]:
+    """Noise curves, duels lost by a correct candidate and the mistake breakdown, overall."""
+    row = summary["overall"]
+    lines = ["", "noise curves, overall (mean over seeds [95% bootstrap]; minus consistency):"]
+    for model, levels in (row.get("noise_curves") or {}).items():
+        for level, c in levels.items():
+            low, high = c["ci95"]
+            dlow, dhigh = c["minus_consistency_ci95"]
+            lines.append(f"  {model:9s} {level:>4s}: {c['accuracy']:.1%} [{low:.1%}, {high:.1%}]"
+                         f"  {c['minus_consistency']:+.1%} [{dlow:+.1%}, {dhigh:+.1%}]  "
+                         f"judged/task {c['judged_per_task']:.2f}")
+    lost = row.get("lost_by_correct_duels") or []
+    lines.append(f"duels lost by a candidate correct on D: {len(lost)} of {row['pairs']} "
+                 f"({row.get('lost_by_correct_share') or 0:.2%}; goal <= 0.5%)")
+    for d in lost:
+        lines.append(f"  {d['db_id']} {d['question_id']}: {d['a']} vs {d['b']}, verdict "
+                     f"{d['verdict']}, {d['rows']} rows; D' {json.dumps(d['instance'])}")
+    mistakes = row.get("by_mistake")
+    if mistakes:
+        lines.append("accuracy by mistake type present (tournament / consistency, tasks, "
+                     "picked by the tournament):")
+        for kind, m in mistakes.items():
+            if isinstance(m, dict):
+                lines.append(f"  {kind:18s} {m['tournament']:.1%} / {m['consistency']:.1%}  "
+                             f"n={m['tasks']}  picked {m['tournament_picked']}")
+        lines.append(f"  rewrites wrong on D: {mistakes['rewrites_wrong_on_d']}")
+    return lines
+
+
+def _read_baselines(path: Path) -> dict[str, dict]:
+    """The baseline file's baselines by label (a file of one unlabelled baseline, as first
+    committed, reads as the label 'first')."""
+    if not path.is_file():
+        return {}
+    data = _json(path)
+    return data.get("baselines", {"first": data})
+
+
+def with_baseline(baselines: dict[str, dict], label: str, view: dict) -> dict:
+    return {"baselines": {**baselines, label: view}}
+
+
+def matching_baseline(baselines: dict[str, dict], run: dict) -> tuple[str, dict | None]:
+    """The newest-written baseline made with the same limit and candidates."""
+    for label, base in reversed(list(baselines.items())):
+        made = base.get("run", {})
+        if made.get("limit") == run["limit"] and \
+                made.get("candidates_sha256") == run["candidates_sha256"]:
+            return label, base
+    return "", None
 
 
 def _baseline_view(summary: dict) -> dict:
@@ -347,9 +416,9 @@ def _baseline_view(summary: dict) -> dict:
     keep = ("tasks", "scored", *HIGHER_BETTER, *LOWER_BETTER)
     out: dict[str, Any] = {k: {f: v.get(f) for f in keep} for k, v in summary.items()
                            if k not in ("run", "calibration")}
-    out["run"] = {k: summary["run"][k] for k in ("generator", "seed", "scale", "noise", "limit",
-                                                 "candidates_sha256", "gold_sha256", "sqlglot",
-                                                 "commit")}
+    out["run"] = {k: summary["run"].get(k) for k in (
+        "generator", "seed", "scale", "noise", "noise_seeds", "limit", "candidates_sha256",
+        "candidates_generator", "gold_sha256", "versions", "commit")}
     out["data_sha256"] = {k: v["data"].get("sha256") for k, v in summary.items()
                           if isinstance(v, dict) and "data" in v}
     if "calibration" in summary:
