@@ -88,8 +88,11 @@ def tournament_entry(
 
         config = llm_config()
         require_endpoint(config)
+    from siselect.selection.rules import rules_from
+
     executor = PlpyExecutor(plpy, search_path)
     opts = options_from(**options)
+    rules = rules_from(**options)  # grouping, scoring, schedule, instances (None: default)
     catalog = load_catalog(executor)
     ref_tree = to_tree(reference, opts.dialect, catalog) if reference else None
     # The LLM judge's requests run in worker threads that never call plpy; the main thread
@@ -98,7 +101,8 @@ def tournament_entry(
     chosen = make_judge(judge, ref_tree, config)
     with _call_deadline(plpy):
         return run_tournament(
-            executor, list(candidates), question, evidence, chosen, opts, reference, catalog
+            executor, list(candidates), question, evidence, chosen, opts, reference, catalog,
+            rules=rules,
         )
 
 

@@ -1,6 +1,6 @@
 -- siselect.tournament and siselect.tournament_report, and the LLM settings' privileges.
 BEGIN;
-SELECT plan(9);
+SELECT plan(11);
 
 CREATE SCHEMA tap_shop;
 CREATE TABLE tap_shop.item (id bigint PRIMARY KEY, name text, price double precision);
@@ -13,7 +13,8 @@ SELECT siselect.tournament(
         'SELECT count(*) FROM item WHERE price > 100',
         'SELECT count(*) FROM item'],
   question => 'How many items cost more than 100?',
-  judge => 'reference', reference => 'SELECT count(*) FROM item WHERE price > 100') AS r;
+  judge => 'reference', reference => 'SELECT count(*) FROM item WHERE price > 100',
+  scoring => 'points', schedule => 'round-robin') AS r;
 
 SELECT is((SELECT (r -> 'winner' ->> 'index')::int FROM result), 1,
           'the reference judge makes the matching candidate win');
@@ -28,6 +29,17 @@ SELECT is(siselect.tournament(
         'SELECT count(*) FROM item WHERE price > 100.0'],
   question => 'How many items cost more than 100?', judge => 'none') -> 'winner' ->> 'index',
   '1', 'without a judge the largest group wins');
+
+SELECT is((SELECT siselect.tournament(
+  ARRAY['SELECT count(*) FROM item WHERE price >= 100',
+        'SELECT count(*) FROM item WHERE price > 100',
+        'SELECT count(*) FROM item'],
+  question => 'How many items cost more than 100?',
+  judge => 'reference', reference => 'SELECT count(*) FROM item WHERE price > 100')
+  -> 'rules' ->> 'scoring'), 'evidence', 'by default the verdicts are evidence');
+SELECT throws_ok($$SELECT siselect.tournament(ARRAY['SELECT 1'], 'q?', judge => 'none',
+                                              scoring => 'votes')$$,
+                 '22023', NULL, 'an unknown scoring is refused');
 
 SELECT throws_ok($$SELECT siselect.tournament(ARRAY[]::text[], 'q?', judge => 'none')$$,
                  '22023', NULL, 'an empty candidate list is refused');

@@ -198,3 +198,27 @@ def separation_options(args: argparse.Namespace):
         backend=args.backend,
         with_references=args.with_references,
     )
+
+
+def rules_options(p: argparse.ArgumentParser) -> None:
+    """The tournament's rules (docs/selection.md); unset: the strategy's defaults."""
+    g = p.add_argument_group("tournament rules (default: the --strategy's, see docs/selection.md)")
+    g.add_argument("--grouping", choices=["exact", "paper"],
+                   help="groups by BIRD's sets of row tuples (exact) or the paper's "
+                   "normalised answers")
+    g.add_argument("--scoring", choices=["evidence", "points"],
+                   help="consistency prior and weighted verdicts (evidence) or round-robin "
+                   "points")
+    g.add_argument("--schedule", choices=["adaptive", "round-robin"],
+                   help="skip pairs that cannot change the winner (adaptive) or play all")
+    g.add_argument("--instances", type=int, metavar="N",
+                   help="most instances a pair is judged on (drawn or against the "
+                   "consistency prior: separated again)")
+
+
+def rules_from_args(args: argparse.Namespace):
+    """The tournament's rules from the flags of :func:`rules_options`."""
+    from siselect.selection.rules import rules_from
+
+    return rules_from(grouping=args.grouping, scoring=args.scoring, schedule=args.schedule,
+                      instances=args.instances)

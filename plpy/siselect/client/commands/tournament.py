@@ -1,4 +1,4 @@
-"""``siselect tournament``: one candidate chosen by a round-robin tournament."""
+"""``siselect tournament``: one candidate chosen by a tournament (docs/selection.md)."""
 
 import argparse
 import sys
@@ -13,6 +13,8 @@ from siselect.client.options import (
     info,
     llm_config_from,
     llm_options,
+    rules_from_args,
+    rules_options,
     separation_options,
     writable_output,
 )
@@ -25,7 +27,8 @@ REPORT_SUFFIXES = (".md", ".html", ".htm")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("tournament", help="select one candidate by a round-robin tournament",
+    p = sub.add_parser("tournament",
+                       help="select one candidate by a tournament of separating-instance duels",
                        epilog=epilog([NO_RESULT, JUDGE_FAILED]),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("candidates", nargs="*", metavar="SQL",
@@ -44,6 +47,7 @@ def add_parser(sub) -> None:
                    help="show the judge the rows D' references through foreign keys (default: on)")
     p.add_argument("--report", metavar="FILE", help="write the report (.md or .html)")
     p.add_argument("--json", action="store_true", help="last line: the result object")
+    rules_options(p)
     llm_options(p)
     common(p)
 
@@ -60,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if not candidates:
         raise InvalidInput("no candidates: give them as arguments or with --candidates-file")
     options = separation_options(args)
+    rules = rules_from_args(args)
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor)
@@ -75,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
             options,
             args.reference,
             catalog,
+            rules=rules,
         )
     failure = judge_failure(result)
     if failure:
