@@ -7,6 +7,7 @@ the rules of issue 15.
 """
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from siselect.runtime.errors import InvalidInput
 
@@ -17,10 +18,10 @@ MEMBERS = ("all", "representative")
 #: Instances a pair may be separated on at most (issue 15: 3); more costs judge calls.
 MAX_INSTANCES = 9
 
-PAPER = {"grouping": "paper", "scoring": "points", "schedule": "round-robin", "instances": 1,
-         "members": "representative"}
-OURS = {"grouping": "exact", "scoring": "evidence", "schedule": "adaptive", "instances": 3,
-        "members": "all"}
+PAPER: dict[str, Any] = {"grouping": "paper", "scoring": "points", "schedule": "round-robin",
+                         "instances": 1, "members": "representative"}
+OURS: dict[str, Any] = {"grouping": "exact", "scoring": "evidence", "schedule": "adaptive",
+                        "instances": 3, "members": "all"}
 
 
 @dataclass(frozen=True)

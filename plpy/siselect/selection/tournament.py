@@ -293,7 +293,7 @@ def _shown_answer(t: Tournament, index: int, run: Any) -> Rows:
     tree = t.entries[index].tree
     assert tree is not None
     try:
-        return run(tree)  # type: ignore[no-any-return]
+        return run(tree)
     except Cancelled:
         raise
     except QueryFailed as exc:
@@ -401,7 +401,7 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
         record["tries"] = p.sep.get("tries", 0)
         p.match.duels.append(record)
         p.match.exclude |= set(p.sep.get("row_ids") or [])
-        p.match.again = _again(t, p) if len(p.match.duels) < t.rules.instances else None
+        p.match.again = _again(t, p) if len(p.match.duels) < (t.rules.instances or 1) else None
         if p.match.again is not None:
             record["again"] = p.match.again
             t.again[p.match.again] += 1
