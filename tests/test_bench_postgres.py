@@ -138,7 +138,6 @@ def test_a_schema_the_runner_may_not_use_is_refused(files, dsn, capsys):
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("DROP ROLE IF EXISTS pgbench_outsider")
         conn.execute("CREATE ROLE pgbench_outsider LOGIN PASSWORD 'outsider-pw'")
-        conn.execute("REVOKE ALL ON SCHEMA superhero FROM PUBLIC")
     url = urllib.parse.urlparse(dsn)
     outsider = url._replace(netloc=f"pgbench_outsider:outsider-pw@{url.hostname}:{url.port}",
                             query="").geturl()
