@@ -1,0 +1,84 @@
+"""The evidence model and the schedule's bounds, on units built by hand (no database)."""
+
+import math
+
+from siselect.runtime.answers import exact_key
+from siselect.selection.schedule import Match, contenders, next_round, open_pairs
+from siselect.selection.scoring import (
+    Unit,
+    agreement,
+    instance_points,
+    log_ratio,
+    pair_points,
+    reliability,
+    winner,
+)
+
+
+def test_exact_key_is_birds_rule_with_rounded_numbers():
+    assert exact_key([(1, "a")]) != exact_key([("a", 1)])  # column order counts
+    assert exact_key([(1, "a"), (1, "a")]) == exact_key([(1.0, "a")])  # duplicates do not
+    assert exact_key([(0.1 + 0.2,)]) == exact_key([(0.3,)])
+    assert exact_key([(1 / 3,)]) != exact_key([(0.33,)])
+    assert exact_key([(None,)]) != exact_key([])  # a NULL row is a row
+
+
+def test_reliability_weighs_meaning_and_vote_agreement():
+    assert reliability(0.8, "meaningful", []) == 0.8
+    assert math.isclose(reliability(0.8, "degenerate", []), 0.5 + 0.3 * 0.25)
+    split = [{"rows": [[1]], "majority": True}] * 2 + [{"rows": [[2]], "majority": False}]
+    assert math.isclose(agreement(split), 1 / 3)
+    # A vote a noisy wrapper adds is no LLM sample: it does not count as disagreement.
+    assert agreement([{"rows": [[1]], "majority": True}, {"rows": [[2]], "replaced": [[1]]}]) == 1
+
+
+def test_one_sure_verdict_outweighs_a_three_times_larger_group_one_on_an_empty_instance_not():
+    small, large = Unit(0, [0], 0, 1), Unit(1, [1, 2, 3], 1, 3)
+    r = reliability(0.8, "meaningful", [])
+    small.evidence += log_ratio(True, r)
+    large.evidence += log_ratio(False, r)
+    assert winner([small, large], "evidence")[0] is small
+    small2, large2 = Unit(0, [0], 0, 1), Unit(1, [1, 2, 3], 1, 3)
+    r = reliability(0.8, "degenerate", [])
+    small2.evidence += log_ratio(True, r)
+    large2.evidence += log_ratio(False, r)
+    assert winner([small2, large2], "evidence")[0] is large2
+
+
+def test_points_take_each_pairs_majority_and_ties_go_to_the_larger_group():
+    assert pair_points([1.0, 0.0, 1.0]) == 1.0 and pair_points([1.0, 0.0]) == 0.5
+    assert instance_points(True, True, False) == 1.0
+    assert instance_points(False, True, False) == 0.0
+    assert instance_points(True, True, True) == instance_points(None, False, False) == 0.5
+    a, b = Unit(0, [0], 0, 1), Unit(1, [1, 2], 1, 2)
+    a.instance_points[0] = [0.5]
+    b.instance_points[0] = [0.5]
+    assert winner([a, b], "points") == (b, "consistency")
+
+
+def test_a_unit_that_cannot_catch_up_is_not_played_any_more():
+    units = [Unit(i, [i], i, 1) for i in range(4)]
+    # Unit 0 beat everyone; units 1..3 lost to it and have one pair each left among them.
+    for u in units[1:]:
+        units[0].instance_points[u.uid] = [1.0]
+        u.instance_points[u.uid] = [0.0]
+    pairs = open_pairs(units)
+    assert len(pairs) == 3
+    alive = contenders(units, pairs, [], "points", 0.8, 1)
+    assert alive == {0}
+    assert next_round("adaptive", False, units, [], "points", 0.8, 1) == ([], [])
+    assert next_round("round-robin", False, units, [], "points", 0.8, 1) == ([], [])
+    # Units 2 and 3 have not met the leader yet: they can still win, so their pairs play,
+    # the leader's first (it is ranked first).
+    units[0].instance_points = {1: [1.0]}
+    units[2].instance_points, units[3].instance_points = {}, {}
+    pairs, _ = next_round("adaptive", False, units, [], "points", 0.8, 1)
+    assert {(u.uid, v.uid) for u, v in pairs} == {(0, 2), (0, 3)}
+
+
+def test_a_pair_waiting_to_be_separated_again_keeps_its_units_in_play():
+    a, b = Unit(0, [0], 0, 1), Unit(1, [1], 1, 5)
+    a.instance_points[0], b.instance_points[0] = [1.0], [0.0]
+    match = Match(0, 0, 1, duels=[{}], again="drawn")
+    alive = contenders([a, b], [], [(match, a, b)], "points", 0.8, 3)
+    assert alive == {0, 1}
