@@ -145,3 +145,55 @@ if not plpy.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = cu
     plpy.error("siselect: only a superuser can read the LLM configuration", sqlstate="42501")
 return call(plpy, "0.2.0", "llm_config")
 $$;
+
+-- The LLM judge's audit: what left the server (endpoint, model, prompt hash and size, the
+-- tables and columns shown; the messages when the audit is 'full'), one record per
+-- completion sent, when an administrator sets "audit" in siselect.set_llm_config. The
+-- server process appends the records to siselect/judge_audit.jsonl in the data directory:
+-- a table cannot serve, since tournament runs in a read-only transaction and a caller's
+-- rollback would take the records with it. Members of siselect_auditor read them here.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'siselect_auditor') THEN
+    CREATE ROLE siselect_auditor NOLOGIN;
+  END IF;
+END
+$$;
+CREATE FUNCTION siselect.judge_audit_entries() RETURNS SETOF jsonb
+LANGUAGE plpython3u VOLATILE
+SECURITY INVOKER SET search_path TO pg_catalog, pg_temp
+AS $$
+@BOOT@
+if not plpy.execute("SELECT pg_catalog.pg_has_role('siselect_auditor', 'MEMBER') AS auditor")[0]["auditor"]:
+    plpy.error("siselect: only members of siselect_auditor can read the judge audit", sqlstate="42501")
+return call(plpy, "0.2.0", "judge_audit")
+$$;
+COMMENT ON FUNCTION siselect.judge_audit_entries() IS
+  'Members of siselect_auditor: the LLM judge audit records (one jsonb per completion sent), oldest first; see the view siselect.judge_audit';
+REVOKE ALL ON FUNCTION siselect.judge_audit_entries() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION siselect.judge_audit_entries() TO siselect_auditor;
+CREATE VIEW siselect.judge_audit AS
+SELECT (e->>'sent_at')::timestamptz AS sent_at,
+       (e->>'pid')::integer AS pid,
+       e->>'call_id' AS call_id,
+       e->>'database_name' AS database_name,
+       e->>'session_role' AS session_role,
+       e->>'calling_role' AS calling_role,
+       e->>'endpoint' AS endpoint,
+       e->>'model' AS model,
+       (e->>'vote')::integer AS vote,
+       (e->>'seed')::bigint AS seed,
+       e->>'prompt_sha256' AS prompt_sha256,
+       (e->>'prompt_bytes')::integer AS prompt_bytes,
+       (e->>'prompt_tokens_estimated')::integer AS prompt_tokens_estimated,
+       ARRAY(SELECT pg_catalog.jsonb_array_elements_text(e->'tables')) AS tables,
+       ARRAY(SELECT pg_catalog.jsonb_array_elements_text(e->'columns')) AS columns,
+       ARRAY(SELECT pg_catalog.jsonb_array_elements_text(e->'masked_columns')) AS masked_columns,
+       e->>'left_out' AS left_out,
+       NULLIF(e->'messages', 'null'::jsonb) AS messages
+FROM siselect.judge_audit_entries() AS e;
+COMMENT ON VIEW siselect.judge_audit IS
+  'What the LLM judge sent out of the server, one row per completion (audit on); messages only when the audit is full';
+REVOKE ALL ON siselect.judge_audit FROM PUBLIC;
+GRANT USAGE ON SCHEMA siselect TO siselect_auditor;
+GRANT SELECT ON siselect.judge_audit TO siselect_auditor;

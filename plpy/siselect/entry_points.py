@@ -99,11 +99,36 @@ def tournament_entry(
     # waits on them in short slices and lets PostgreSQL act on a cancel between them
     # (_call_deadline's poll), see siselect.selection.judge_pool.
     chosen = make_judge(judge, ref_tree, config)
+    if config is not None:
+        _audit(plpy, chosen, config.audit)
     with _call_deadline(plpy):
         return run_tournament(
             executor, list(candidates), question, evidence, chosen, opts, reference, catalog,
             rules=rules,
         )
+
+
+def _audit(plpy: Any, judge: Any, level: str) -> None:
+    """Give the LLM judge the audit log an administrator turned on (see judge_audit)."""
+    from siselect.selection.judge_audit import make_audit
+
+    if level == "off":
+        return
+    who = plpy.execute("SELECT pg_catalog.current_database()::text AS audit_database, "
+                       "session_user::text AS audit_session_role, "
+                       "current_user::text AS audit_current_role")[0]
+    judge.audit = make_audit(level, {"database_name": who["audit_database"],
+                                     "session_role": who["audit_session_role"],
+                                     "calling_role": who["audit_current_role"]})
+
+
+@register("judge_audit")
+def judge_audit_entry(plpy: Any) -> Any:
+    from siselect.selection.judge_audit import entries
+
+    # One jsonb a record, as a set rather than one array: the file may be large. The
+    # records hold no float and no NUL (they are siselect's own, from PostgreSQL text).
+    return (json.dumps(entry, ensure_ascii=False) for entry in entries())
 
 
 @register("tournament_report")

@@ -1,10 +1,11 @@
 -- The extension's objects: schema, functions, their language, security and privileges.
 BEGIN;
-SELECT plan(19);
+SELECT plan(20);
 
 SELECT has_extension('siselect');
 SELECT has_schema('siselect');
 SELECT has_role('siselect_user');
+SELECT has_role('siselect_auditor');
 
 SELECT has_function('siselect', 'version', ARRAY[]::name[]);
 SELECT has_function('siselect', 'transpile', ARRAY['text', 'text']);
@@ -30,7 +31,7 @@ SELECT is(
 SELECT is(
   (SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'siselect'::regnamespace
    AND NOT has_function_privilege('siselect_user', oid, 'EXECUTE')
-   AND proname NOT IN ('set_llm_config', 'llm_config')),
+   AND proname NOT IN ('set_llm_config', 'llm_config', 'judge_audit_entries')),
   0, 'siselect_user can execute the user functions');
 SELECT is(
   (SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'siselect'::regnamespace

@@ -76,6 +76,8 @@ class Request:
     key: str
     messages: list[dict[str, str]]
     seed: int | None
+    vote: int = 0
+    about: dict[str, Any] = field(default_factory=dict)  # what the prompt shows (the audit)
 
 
 class Slots(Protocol):

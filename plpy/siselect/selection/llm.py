@@ -34,9 +34,11 @@ from siselect.runtime.redact import (
     request_renderings,
     url_secrets,
 )
+from siselect.selection.judge_audit import LEVELS as AUDIT_LEVELS
+from siselect.selection.judge_audit import AuditLog, shown_columns
 from siselect.selection.judge_cache import MemoryCache, cache_key, persistent_cache
 from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Outcome, Pool, Request
-from siselect.selection.prompt_policy import MASK_NOTE, estimated_tokens, masked
+from siselect.selection.prompt_policy import MASK_NOTE, estimated_tokens, masked, masked_names
 from siselect.selection.prompts import build_messages, parse_answer
 from siselect.selection.verdict import JudgeAnswer, JudgeContext
 
@@ -74,9 +76,10 @@ class LLMConfig:
     breaker_failures: int = 3  # consecutive endpoint failures that stop a call's requests
     server_max_requests: int | None = None  # requests in flight across the server (admin)
     cache_file: str | None = None  # a persistent cache of completions (SQLite; bench)
-    max_prompt_tokens: int | None = None  # a duel whose prompt is larger is not sent
+    max_prompt_tokens: int | None = None  # D' shrinks to fit, else the duel is not sent
     masked_columns: list[str] = field(default_factory=list)  # table.column, *.column
     allowed_hosts: list[str] = field(default_factory=list)  # host or *.domain; empty: any
+    audit: str = "off"  # in the server: off, on (what was sent), full (and the messages)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -243,6 +246,8 @@ def _validate(config: LLMConfig) -> None:
     if config.base_url and not re.match(r"https?://[^/\s]+", config.base_url):
         raise ConfigError("the LLM base_url must be an http(s) URL, not "
                           f"{redact_url(config.base_url)!r}")
+    if config.audit not in AUDIT_LEVELS:
+        raise ConfigError(f"unknown audit level {config.audit!r}; use {', '.join(AUDIT_LEVELS)}")
     if config.format not in FORMATS:
         raise ConfigError(f"unknown instance format {config.format!r}; use {', '.join(FORMATS)}")
     clash = RESERVED_EXTRA & set(config.extra)
@@ -579,6 +584,7 @@ class LLMJudge:
             caches.append(self.persistent)
         self.pool = Pool(self._send, config.pool, self.breaker, caches)
         self.rounds: list[int] = []  # completions sent in each round (benchmarks read it)
+        self.audit: AuditLog | None = None  # set by the server when its audit is on
 
     def close(self) -> None:
         self.client.close()
@@ -605,9 +611,10 @@ class LLMJudge:
     def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
         """:meth:`answer` for each context, the requests of all of them sent concurrently."""
         cfg = self.config
-        messages = [self._messages(c) for c in contexts]
+        made = [self._prompt(c) for c in contexts]
         votes: list[list[dict[str, Any]]] = [[] for _ in contexts]
-        refused = {d: m for d, m in enumerate(messages) if isinstance(m, str)}
+        refused = {d: m for d, m in enumerate(made) if isinstance(m, str)}
+        prompts = {d: m for d, m in enumerate(made) if isinstance(m, Prompt)}
         undecided = [d for d in range(len(contexts)) if d not in refused]
         asked = 0
         while undecided and asked < cfg.votes:
@@ -616,7 +623,7 @@ class LLMJudge:
                 cfg.votes, asked + (cfg.votes // 2 + 1 if asked == 0 else 1))
             batch = [(d, v) for d in undecided for v in range(asked, upto)]
             sent = self.pool.counts.sent
-            outcomes = self.pool.run([self._request(messages[d], v) for d, v in batch])
+            outcomes = self.pool.run([self._request(prompts[d], v) for d, v in batch])
             self.rounds.append(self.pool.counts.sent - sent)
             for (d, v), outcome in zip(batch, outcomes, strict=True):
                 votes[d].append(self._vote(v, outcome))
@@ -624,30 +631,61 @@ class LLMJudge:
             undecided = [d for d in undecided
                          if not any("unavailable" in v for v in votes[d])
                          and not (cfg.early_stop and self._decided(votes[d]))]
-        return [JudgeAnswer(None, error=refused[d]) if d in refused else self._answer(v)
-                for d, v in enumerate(votes)]
+        answers = []
+        for d, duel_votes in enumerate(votes):
+            if d in refused:
+                answers.append(JudgeAnswer(None, error=refused[d]))
+                continue
+            answers.append(self._answer(duel_votes))
+            answers[-1].shown = prompts[d].shown
+        return answers
 
-    def _messages(self, context: JudgeContext) -> Any:
-        """The messages for one duel, masked columns masked; or why none may be sent."""
-        context, hidden = masked(context, self.config.masked_columns)
-        messages = build_messages(context, self.config.format, MASK_NOTE if hidden else None)
+    def _prompt(self, context: JudgeContext) -> "Prompt | str":
+        """The prompt for one duel, masked columns masked and D' shrunk to fit
+        ``max_prompt_tokens`` (see siselect.instances.shrink); or why none may be sent."""
+        prompt = self._prompt_on(context, None)
         limit = self.config.max_prompt_tokens
-        size = estimated_tokens(messages)
-        if limit is not None and size > limit:
-            return (f"not sent: the prompt's estimated {size} tokens exceed "
-                    f"max_prompt_tokens={limit}")
-        return messages
+        if limit is None or prompt.tokens <= limit:
+            return prompt
+        for view in context.smaller() if context.smaller is not None else ():
+            prompt = self._prompt_on(dataclasses.replace(context, instance=view.instance), view)
+            if prompt.tokens <= limit:
+                return prompt
+        smallest = ("" if prompt.shown is None else
+                    f", even with D' cut to the {len(prompt.shown.row_ids)} rows that still "
+                    "tell the queries apart")
+        return (f"not sent: the prompt's estimated {prompt.tokens} tokens exceed "
+                f"max_prompt_tokens={limit}{smallest}; raise max_prompt_tokens or lower "
+                "max_rows (SQLSTATE 54000)")
+
+    def _prompt_on(self, context: JudgeContext, view: Any) -> "Prompt":
+        shown, hidden = masked(context, self.config.masked_columns)
+        messages = build_messages(shown, self.config.format, MASK_NOTE if hidden else None,
+                                  left_out=None if view is None else view.left_out)
+        tables, columns = shown_columns(shown.instance)
+        about = {"tables": tables, "columns": columns,
+                 "masked_columns": masked_names(shown.instance, self.config.masked_columns),
+                 "left_out": None if view is None else view.left_out}
+        return Prompt(messages, estimated_tokens(messages), view, about)
 
     def _seed(self, vote: int) -> int | None:
         return None if self.config.seed is None else self.config.seed + vote
 
-    def _request(self, messages: list[dict[str, str]], vote: int) -> Request:
+    def _request(self, prompt: "Prompt", vote: int) -> Request:
         seed = self._seed(vote)
-        body = self.config.request_body(messages, seed)
-        return Request(cache_key(redact_url(self.client.url), body, vote), messages, seed)
+        body = self.config.request_body(prompt.messages, seed)
+        return Request(cache_key(redact_url(self.client.url), body, vote), prompt.messages,
+                       seed, vote, {**prompt.about, "prompt_tokens_estimated": prompt.tokens})
 
     def _send(self, request: Request) -> Outcome:
-        """One completion; runs in a worker thread: HTTP only, never PostgreSQL."""
+        """One completion; runs in a worker thread: HTTP and the audit file only, never
+        PostgreSQL."""
+        if self.audit is not None:
+            try:
+                self.audit.record(self.client.shown_url, self.config.model, request.messages,
+                                  request.vote, request.seed, request.about)
+            except OSError as exc:  # nothing leaves the server unrecorded
+                return Outcome(error=f"not sent: the judge audit could not be written: {exc}")
         try:
             return Outcome(completion=self.client.chat(request.messages, request.seed))
         except JudgeReplyInvalid as exc:
@@ -724,6 +762,17 @@ class LLMJudge:
         for i, vote in enumerate(votes):
             vote["majority"] = i in best
         return JudgeAnswer(votes[best[0]]["rows"], votes)
+
+
+@dataclass
+class Prompt:
+    """The messages of one duel, their estimated size, the smaller view of D' they show (or
+    None: the whole of it), and what they show for the audit."""
+
+    messages: list[dict[str, str]]
+    tokens: int
+    shown: Any
+    about: dict[str, Any]
 
 
 def usage_tokens(usage: dict[str, Any]) -> dict[str, int]:

@@ -44,5 +44,12 @@ def masked(context: JudgeContext, rules: list[str]) -> tuple[JudgeContext, bool]
     return dataclasses.replace(context, instance=instance), hit
 
 
+def masked_names(instance: dict[str, dict[str, Any]], rules: list[str]) -> list[str]:
+    """The columns of ``instance`` (as table.column) that ``rules`` mask."""
+    return [f"{table}.{column}" for table, data in sorted(instance.items())
+            for column in data.get("columns", [])
+            if any(_matches(r, table, str(column)) for r in rules)]
+
+
 def estimated_tokens(messages: list[dict[str, str]]) -> int:
     return math.ceil(len(json.dumps(messages, ensure_ascii=False)) / CHARS_PER_TOKEN)

@@ -78,25 +78,27 @@ def schema_text(instance: Instance, catalog: Catalog | None) -> str:
     )
 
 
-def user_prompt(context: JudgeContext, fmt: str = "json") -> str:
-    """The user message: schema, D' in format ``fmt``, the question and the hint."""
+def user_prompt(context: JudgeContext, fmt: str = "json", left_out: str | None = None) -> str:
+    """The user message: schema, D' in format ``fmt``, the question and the hint;
+    ``left_out`` (siselect's own text) says what of D' the instance shown leaves out."""
     evidence = (context.evidence or "").strip() or "(none)"
     return "\n\n".join([
         "Schema of the tables in the instance:\n" + schema_text(context.instance, context.catalog),
         f"Instance ({_FORMAT_NOTES[fmt]}):\n" + render(context.instance, fmt),
+        *([f"Left out of the instance:\n{left_out}"] if left_out else []),
         "Question:\n<question>\n" + context.question.strip() + "\n</question>",
         "Hint (how terms of the question map onto the data):\n<hint>\n" + evidence + "\n</hint>",
         'Reply with the JSON object {"rows": [...]} last.',
     ])
 
 
-def build_messages(context: JudgeContext, fmt: str = "json",
-                   note: str | None = None) -> list[dict[str, str]]:
+def build_messages(context: JudgeContext, fmt: str = "json", note: str | None = None,
+                   left_out: str | None = None) -> list[dict[str, str]]:
     """The chat messages asking for the question's answer on D'; ``note`` (siselect's own
-    text, never data) is added to the instructions."""
+    text, never data) is added to the instructions, ``left_out`` after the instance."""
     system = SYSTEM_PROMPT if note is None else SYSTEM_PROMPT + "\n\n" + note
     return [{"role": "system", "content": system},
-            {"role": "user", "content": user_prompt(context, fmt)}]
+            {"role": "user", "content": user_prompt(context, fmt, left_out)}]
 
 
 # ---- reading the reply -----------------------------------------------------------------

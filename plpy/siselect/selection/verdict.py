@@ -16,6 +16,9 @@ class JudgeContext:
     catalog: Catalog
     # For the reference judge: runs SQL (PostgreSQL text) on D' and returns its rows.
     run_on_instance: Any = None
+    # For a judge whose prompt has a size limit: smaller views of the instance that still
+    # separate the queries, smallest last (siselect.instances.shrink.smaller_instances).
+    smaller: Any = None
 
 
 @dataclass
@@ -30,6 +33,9 @@ class JudgeAnswer:
     unavailable: str | None = None
     cached: int = 0  # completions answered from a cache
     tokens: dict[str, int] | None = None  # {"prompt": n, "completion": m} of those sent
+    # The smaller view of the instance the judge was shown (siselect.instances.shrink.Shrunk)
+    # when the whole one did not fit its prompt: the verdict compares with answers on it.
+    shown: Any = None
 
 
 class Judge(Protocol):
