@@ -25,7 +25,7 @@ OURS_CANDIDATES = ["SELECT nope FROM superhero", "SELECT COUNT(*) FROM superhero
                    "SELECT COUNT(id) FROM superhero WHERE height_cm > 0"]
 
 
-def _bench(dsn: str, root: Path, capsys) -> Path:
+def _bench(dsn: str, root: Path, capsys, *options: str, name: str = "run") -> tuple[Path, str]:
     tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
              if t["question_id"] in TASK_IDS]
     candidates = {q: c for q, c in json.loads(CANDIDATES_K2.read_text()).items()
@@ -33,17 +33,17 @@ def _bench(dsn: str, root: Path, capsys) -> Path:
     candidates[str(OURS["question_id"])] = OURS_CANDIDATES
     (root / "tasks.json").write_text(json.dumps([*tasks, OURS]))
     (root / "candidates.json").write_text(json.dumps(candidates))
-    (root / "dbs").mkdir()
-    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
-    out = root / "run"
+    if not (root / "dbs").exists():
+        (root / "dbs").mkdir()
+        (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
+    out = root / name
     code = main(["bench", "--tasks", str(root / "tasks.json"), "--candidates",
                  str(root / "candidates.json"), "--databases", str(root / "dbs"), "--dsn", dsn,
-                 "--out", str(out), "--statement-timeout", "20000"])
+                 "--out", str(out), "--statement-timeout", "20000", *options])
     printed = capsys.readouterr().out
     assert code == 0
-    assert "difficulty" in printed and "challenging" in printed
-    assert "dropped: task 999101 candidate 0 (execute)" in printed
-    return out
+    assert "difficulty" in printed
+    return out, printed
 
 
 def test_difficulty_rows_count_each_label_and_all():
@@ -56,7 +56,14 @@ def test_difficulty_rows_count_each_label_and_all():
 
 
 def test_bench_index_links_sorts_and_fits(dsn, superhero, tmp_path, capsys, page):
-    out = _bench(dsn, tmp_path, capsys)
+    out, printed = _bench(dsn, tmp_path, capsys)
+    assert "challenging" in printed
+    assert "dropped: task 999101 candidate 0 (execute)" in printed
+    # A second run on two of the tasks, plotted into the first run's plots folder: the
+    # figures warn that the task sets differ, and the index (written again) says so.
+    two, _ = _bench(dsn, tmp_path, capsys, "--limit", "2", name="two")
+    assert main(["plot", str(out), str(two), "--out", str(out / "plots")]) == 0
+    assert str(out / "index.html") in capsys.readouterr().err
     index = out / "index.html"
     page.goto(index.as_uri())
     assert page.seen.errors == [] and page.seen.dialogs == []
@@ -79,6 +86,13 @@ def test_bench_index_links_sorts_and_fits(dsn, superhero, tmp_path, capsys, page
     assert seconds == sorted(seconds, reverse=True)
     dropped = page.inner_text("#dropped ~ .scroll")
     assert "999101" in dropped and "nope" in dropped
+    figures = page.query_selector_all("figure.plot")
+    assert len(figures) == 2  # accuracy by K and instance sizes; no noise levels here
+    for figure in figures:
+        assert figure.query_selector("img").evaluate("i => i.naturalWidth") == 1200
+        warning = figure.query_selector(".alert")
+        assert warning.is_visible() and "the runs score different task sets" in \
+            warning.inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     page.click("#by-seconds a[href='reports/999101.md']")
     assert "Returning the gold result (BIRD's rule): candidate 1\n" in page.inner_text("body")
