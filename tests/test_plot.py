@@ -7,6 +7,7 @@ objects (the builders return the figure) and from the PNG files (size, dpi, the 
 kept as a text chunk).
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,35 @@ def test_one_curve_per_noise_model(runs, tmp_path):
     # The noise-free run starts both curves; summaries without a model are "rival".
     assert list(rival.get_xdata()) == list(near_miss.get_xdata()) == [0.0, 0.1, 0.2]
     assert list(near_miss.get_ydata()) == pytest.approx([200 / 3, 100 / 3, 100 / 3], abs=1e-3)
+
+
+def test_curves_a_run_replayed_itself_come_from_its_summary(tmp_path):
+    """``bench --judge-noise 0.1,0.2,0.3 --noise-seeds 2 --noise-model rival,near-miss``
+    keeps its replays in the records; the summary's noise_curves are plotted, level 0 being
+    the run's own noiseless tournament, with the summary's bootstrap interval."""
+    folder = write_run(tmp_path / "replayed", "5", 0.0, THREE)
+    records = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    for r in records:
+        r["noise_runs"] = [{"model": m, "noise": p, "seed": seed, "judged": 1,
+                            "hit": r["hits"]["tournament"] and (p < 0.3 or seed == 0)}
+                           for m in ("rival", "near-miss") for p in (0.1, 0.2, 0.3)
+                           for seed in (0, 1)]
+    run = {"label": "5", "judge": "reference", "judge_noise": 0.0, "seed": 0,
+           "baselines": ["consistency"]}
+    OutDir(folder).finish(records, summarise(records, run))
+    loaded = load_runs([folder])
+    curves = loaded[0].summary["noise_curves"]
+    assert set(curves) == {"rival", "near-miss"} and curves["rival"]["0.3"]["seeds"] == 2
+    drawn = accuracy_by_noise(loaded)
+    for model in ("rival", "near-miss"):
+        line = curve(drawn.fig, f"tournament [K=5, {model}]")
+        assert list(line.get_xdata()) == [0.0, 0.1, 0.2, 0.3] and line.get_linestyle() == "-"
+        assert list(line.get_ydata()) == pytest.approx([200 / 3] * 3 + [100 / 3], abs=1e-3)
+    assert texts(drawn.fig, "n").count("n=3 \u00d72") == 6  # three replayed levels a model
+    low, high = (100 * x for x in curves["rival"]["0.3"]["ci95"])
+    bars = [c for c in drawn.fig.axes[0].collections if isinstance(c, LineCollection)]
+    spans = [tuple(seg[:, 1]) for c in bars for seg in c.get_segments()]
+    assert (pytest.approx(low), pytest.approx(high)) in spans and low < high
 
 
 def test_instance_sizes_count_foreign_key_rows_apart_side_by_side(runs, tmp_path):

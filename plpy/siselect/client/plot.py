@@ -30,6 +30,7 @@ from siselect.client.plot_data import (
     Run,
     accuracy_point,
     load_runs,
+    replayed_curves,
     task_set_warning,
 )
 from siselect.runtime.errors import InvalidInput
@@ -129,11 +130,12 @@ def _points(ax: Any, xs: list[float], points: list[Point | None], join: bool, la
         return None
     x, y = [k[0] for k in kept], [k[1].mean for k in kept]
     style = linestyle if join and len(kept) >= MIN_LINE_POINTS else "none"
-    errors = [k[1].half_width for k in kept]
-    if any(errors):
+    if any(k[1].low is not None for k in kept):
         # An accuracy lies in [0, 100]: the interval is shown within it.
-        low = [min(e, m) for e, m in zip(errors, y, strict=True)]
-        high = [min(e, 100 - m) for e, m in zip(errors, y, strict=True)]
+        low = [m - max(0.0, p.low if p.low is not None else m) for m, (_, p) in
+               zip(y, kept, strict=True)]
+        high = [min(100.0, p.high if p.high is not None else m) - m for m, (_, p) in
+                zip(y, kept, strict=True)]
         line = ax.errorbar(x, y, yerr=[low, high], marker=marker, linestyle=style, capsize=3,
                            label=label, **kwargs)[0]
     else:
@@ -263,22 +265,40 @@ def _side_by_side(ax: Any, series: dict[str, list[int]], width: int) -> None:
                color=colours[number % len(colours)], label=name, gid=name)
 
 
-def accuracy_by_noise(runs: list[Run], x_title: str = "K") -> Drawn | str:
-    """Tournament accuracy against judge noise: a curve per label and noise model with
-    two or more P (the noise-free runs of a label start each of its models' curves)."""
+Curve = dict[float, tuple[Point, list[Run]]]
+
+
+def _noise_curves(runs: list[Run]) -> dict[tuple[str, str | None], Curve]:
+    """By label and noise model: each level's point and the runs behind it. Levels come
+    from separate runs (one ``--judge-noise P`` each; the noise-free runs of a label start
+    each of its models' curves) and from the replays a run's summary holds."""
     by_label: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_label[run.label].append(run)
-    curves: dict[tuple[str, str | None], dict[float, list[Run]]] = {}
+    curves: dict[tuple[str, str | None], Curve] = {}
     for lab, group in by_label.items():
-        models: list[str | None] = [*sorted({m for r in group if (m := r.noise_model)})]
+        replayed = {m: (c, r) for r in group for m, c in replayed_curves(r).items()}
+        models: list[str | None] = [*sorted({m for r in group if (m := r.noise_model)}
+                                            | set(replayed))]
         for model in models or [None]:
             levels: dict[float, list[Run]] = defaultdict(list)
             for r in group:
                 if r.noise_model in (None, model):
                     levels[r.noise].append(r)
-            if len(levels) >= 2:
-                curves[(lab, model)] = dict(sorted(levels.items()))
+            curve: Curve = {p: (point, rs) for p, rs in levels.items()
+                            if (point := accuracy_point(rs, "tournament")) is not None}
+            if model in replayed:
+                points, source = replayed[model]
+                curve.update({p: (point, [source]) for p, point in points.items()})
+            if len(curve) >= 2:
+                curves[(lab, model)] = dict(sorted(curve.items()))
+    return curves
+
+
+def accuracy_by_noise(runs: list[Run], x_title: str = "K") -> Drawn | str:
+    """Tournament accuracy against judge noise: a curve per label and noise model with
+    two or more P (see :func:`_noise_curves`)."""
+    curves = _noise_curves(runs)
     if not curves:
         return "accuracy against judge noise: needs runs of one label at two or more noise levels"
     names = _named(list(dict.fromkeys(lab for lab, _ in curves)), x_title)
@@ -294,10 +314,10 @@ def accuracy_by_noise(runs: list[Run], x_title: str = "K") -> Drawn | str:
         if few:
             drawn.notes.append(f"accuracy against judge noise: {name} has {len(ps)} noise "
                                f"levels; points only (a line needs {MIN_LINE_POINTS})")
-        line = _points(ax, ps, [accuracy_point(levels[p], "tournament") for p in ps], True,
+        line = _points(ax, ps, [levels[p][0] for p in ps], True,
                        f"tournament [{name}]" + (" (points only: < 3 levels)" if few else ""))
-        levels_seen.update({f"{name}, P={p:g}": levels[p] for p in ps})
-        everything = [r for p in ps for r in levels[p]]
+        levels_seen.update({f"{name}, P={p:g}": levels[p][1] for p in ps})
+        everything = list({id(r): r for p in ps for r in levels[p][1]}.values())
         for method in ("consistency", "upper_bound"):
             level = accuracy_point(everything, method)
             if level is not None and line is not None:

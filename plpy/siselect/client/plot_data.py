@@ -66,21 +66,23 @@ def load_runs(paths: list[Path]) -> list[Run]:
 
 @dataclass
 class Point:
-    """One plotted value: the mean over runs (in %), its 95% confidence half-width over
-    those runs (0 for one run), and the tasks each run scored."""
+    """One plotted value (in %): the mean over ``runs`` runs (or seeds), its 95% interval
+    (None for a single run), and the tasks scored (each run's)."""
 
     mean: float
-    half_width: float
     ns: list[int]
+    low: float | None = None
+    high: float | None = None
+    runs: int = 1
 
     @property
-    def runs(self) -> int:
-        return len(self.ns)
+    def half_width(self) -> float:
+        return 0.0 if self.low is None or self.high is None else (self.high - self.low) / 2
 
     def n_text(self) -> str:
         """``n=15``, ``n=12-15`` when the runs scored different numbers, ``x3`` for runs."""
         low, high = min(self.ns), max(self.ns)
-        text = f"n={low}" if low == high else f"n={low}-{high}"
+        text = f"n={low}" if low == high else f"n={low}\u2013{high}"
         return text + (f" \u00d7{self.runs}" if self.runs > 1 else "")
 
 
@@ -99,8 +101,30 @@ def accuracy_point(runs: list[Run], method: str) -> Point | None:
     if not kept:
         return None
     values = [100 * r.summary["accuracy"][method] for r in kept]
-    return Point(statistics.fmean(values), confidence_half_width(values),
-                 [r.scored for r in kept])
+    mean, half = statistics.fmean(values), confidence_half_width(values)
+    return Point(mean, [r.scored for r in kept], mean - half if half else None,
+                 mean + half if half else None, len(kept))
+
+
+def replayed_curves(run: Run) -> dict[str, dict[float, Point]]:
+    """The noise curves a run replayed itself (``noise_curves`` in its summary, from
+    ``bench --judge-noise P,P --noise-seeds N``): by model and level, the mean over seeds
+    with the summary's 95% interval (bootstrap over tasks); the run's own noiseless
+    tournament is level 0 where the replays do not include it."""
+    curves: dict[str, dict[float, Point]] = {}
+    for model, levels in (run.summary.get("noise_curves") or {}).items():
+        points: dict[float, Point] = {}
+        for level, cell in levels.items():
+            low, high = cell.get("ci95") or (None, None)
+            points[float(level)] = Point(
+                100 * cell["accuracy"], [int(cell["tasks"])],
+                None if low is None else 100 * low, None if high is None else 100 * high,
+                int(cell.get("seeds") or 1))
+        own = accuracy_point([run], "tournament")
+        if run.noise == 0 and 0.0 not in points and own is not None:
+            points[0.0] = own
+        curves[str(model)] = dict(sorted(points.items()))
+    return curves
 
 
 def task_set_warning(groups: dict[str, list[Run]]) -> str | None:
