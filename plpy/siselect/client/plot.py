@@ -9,7 +9,8 @@
 
 So that no figure misleads: every point says its n (tasks scored; ``x3`` for three runs);
 runs of the same label and noise (seeds) are averaged and show a 95% confidence interval
-over those runs; a line joins points only where there are at least
+over those runs (the replays a run's summary holds, ``noise_curves``, bring their own
+interval, a bootstrap over tasks); a line joins points only where there are at least
 :data:`MIN_LINE_POINTS` of them on a numeric axis (else points alone); when the runs
 compared score different task sets, the figure says so in red and its PNG keeps the
 warning as a text chunk (:func:`figure_warnings`), which the bench's index.html shows.
