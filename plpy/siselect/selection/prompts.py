@@ -78,6 +78,15 @@ def schema_text(instance: Instance, catalog: Catalog | None) -> str:
     )
 
 
+_CLOSING_TAG = re.compile(r"<\s*/\s*(question|hint)\s*>", re.IGNORECASE)
+
+
+def _tagged(tag: str, text: str) -> str:
+    """``text`` between ``<tag>`` lines; a closing tag inside it is spelled ``<\\/tag>`` so
+    that it cannot end the section early and pass what follows off as siselect's text."""
+    return f"<{tag}>\n" + _CLOSING_TAG.sub(lambda m: f"<\\/{m.group(1)}>", text) + f"\n</{tag}>"
+
+
 def user_prompt(context: JudgeContext, fmt: str = "json", left_out: str | None = None) -> str:
     """The user message: schema, D' in format ``fmt``, the question and the hint;
     ``left_out`` (siselect's own text) says what of D' the instance shown leaves out."""
@@ -86,8 +95,8 @@ def user_prompt(context: JudgeContext, fmt: str = "json", left_out: str | None =
         "Schema of the tables in the instance:\n" + schema_text(context.instance, context.catalog),
         f"Instance ({_FORMAT_NOTES[fmt]}):\n" + render(context.instance, fmt),
         *([f"Left out of the instance:\n{left_out}"] if left_out else []),
-        "Question:\n<question>\n" + context.question.strip() + "\n</question>",
-        "Hint (how terms of the question map onto the data):\n<hint>\n" + evidence + "\n</hint>",
+        "Question:\n" + _tagged("question", context.question.strip()),
+        "Hint (how terms of the question map onto the data):\n" + _tagged("hint", evidence),
         'Reply with the JSON object {"rows": [...]} last.',
     ])
 
