@@ -85,7 +85,8 @@ def test_every_sql_block_runs_in_order_and_the_removal_leaves_nothing(database, 
         assert re.search(rf"^\s*{expected}\s*$", run.stdout, re.M), expected
     with psycopg.connect(database) as conn:
         left = conn.execute(
-            "SELECT (SELECT count(*) FROM pg_roles WHERE rolname = 'siselect_user'), "
+            "SELECT (SELECT count(*) FROM pg_roles "
+            "        WHERE rolname IN ('siselect_user', 'siselect_auditor')), "
             "(SELECT count(*) FROM pg_extension WHERE extname LIKE 'siselect%'), "
             "(SELECT count(*) FROM pg_namespace WHERE nspname = 'siselect')").fetchone()
     assert left == (0, 0, 0)
