@@ -21,7 +21,7 @@ from common import SUPERHERO, parser
 from pg_corpus.corpus import generate
 from pg_corpus.measure import measure
 from pg_corpus.profiles import PROFILES
-from pg_corpus.templates import CONSTRUCTS
+from pg_corpus.templates import CONSTRUCTS, TEMPLATES
 from siselect.client.loader import load
 from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import connect
@@ -61,7 +61,13 @@ def main() -> int:
           f"({len(broken)} generated pairs did not run and are left out)")
     for pair, why in broken:
         print(f"  does not run [{pair.key}] {why}: {pair.query}")
-    tally = measure(conns, pairs, Options(dialect="postgres", budget_seconds=args.budget))
+    def progress(done: int) -> None:
+        if done % 50 == 0 or done == len(pairs):
+            print(f"  {done}/{len(pairs)} pairs, {time.perf_counter() - started:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    tally = measure(conns, pairs, Options(dialect="postgres", budget_seconds=args.budget),
+                    progress)
     seconds = time.perf_counter() - started
     by = tally.by_construct()
     print(f"{'construct':28s} {'pairs':>5s} {'separated':>9s} {'same':>5s} {'failed':>6s}")
@@ -89,6 +95,10 @@ def main() -> int:
             for v in items[:args.show]:
                 print(f"    [{v.pair.key}] {v.status}: {v.reason[:200]}\n      {v.pair.query}\n"
                       f"      {v.pair.twin}")
+    gaps = Counter(TEMPLATES[v.pair.template].gap for v in failures
+                   if TEMPLATES[v.pair.template].gap)
+    for gap, n in gaps.items():
+        print(f"  known lineage gap, {n} of the failures: {gap}")
     for conn in conns.values():
         conn.close()
     return 0 if tally.share_ok >= GOAL else 1

@@ -8,6 +8,7 @@ Anything else fails, with the status and reason, under its construct.
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -84,7 +85,7 @@ def judge(conn: psycopg.Connection, executor: PsycopgExecutor, catalog: Catalog,
 
 
 def measure(connections: dict[str, psycopg.Connection], pairs: list[Pair],
-            options: Options) -> Tally:
+            options: Options, progress: Callable[[int], None] | None = None) -> Tally:
     """``connections``: db -> a connection whose search_path is that database's schema."""
     tally = Tally()
     places: dict[str, tuple[PsycopgExecutor, Catalog]] = {}
@@ -94,4 +95,6 @@ def measure(connections: dict[str, psycopg.Connection], pairs: list[Pair],
             places[pair.db] = (executor, load_catalog(executor))
         executor, catalog = places[pair.db]
         tally.verdicts.append(judge(connections[pair.db], executor, catalog, pair, options))
+        if progress is not None:
+            progress(len(tally.verdicts))
     return tally
