@@ -96,6 +96,24 @@ def export_commit(commit: str, out: Path) -> None:
     PLPY.update(path=target / "plpy", commit=sha)
 
 
+def snapshot_worktree(out: Path) -> None:
+    """Run siselect from a copy of the work tree's plpy/ (named by HEAD and the digest of
+    the uncommitted changes), not from files that may change during the run."""
+    import hashlib
+    import shutil
+
+    diff = subprocess.run(["git", "diff", "HEAD", "--", "plpy"], cwd=ROOT, capture_output=True,
+                          check=True).stdout
+    untracked = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "plpy"],
+                               cwd=ROOT, capture_output=True, check=True).stdout
+    name = f"{_git_commit()}+{hashlib.sha256(diff + untracked).hexdigest()[:12]}"
+    target = out / "siselect" / name
+    if not (target / "plpy").is_dir():
+        shutil.copytree(ROOT / "plpy", target / "plpy",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    PLPY.update(path=target / "plpy", commit=name)
+
+
 def bench(inputs: Path, databases: Path, out: Path, args: argparse.Namespace) -> list[dict]:
     """One ``siselect bench`` run (kept when its inputs and options did not change): the
     noiseless tournament and its replays with a noisy judge."""
@@ -263,12 +281,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="add this run's figures to the baseline file under LABEL (other "
                    "labels are kept); runs compare with the baseline of the same limit "
                    "and candidates")
+    p.add_argument("--snapshot", action="store_true",
+                   help="run siselect from a copy of the work tree's plpy/ taken now, so that "
+                   "edits made while the yardstick runs do not reach it")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--at", metavar="COMMIT",
                    help="run siselect as of this commit (exported), not the work tree")
     args = p.parse_args(argv)
     if args.at:
         export_commit(args.at, args.out)
+    elif args.snapshot:
+        snapshot_worktree(args.out)
     args.noise = "" if args.noise.strip() in ("", "0") else args.noise
 
     if args.candidates == "generated":

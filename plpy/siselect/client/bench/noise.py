@@ -14,13 +14,14 @@ judged with that noise (``judge_noise`` in the summary) and nothing is replayed.
 """
 
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
-from siselect.runtime.errors import InvalidInput
+from siselect.runtime.errors import InvalidInput, QueryFailed
+from siselect.runtime.executor import Executor, Rows
 from siselect.selection.judges import NOISE_MODELS, Judge, NoisyJudge
 
 
@@ -76,24 +77,59 @@ def plan(levels: tuple[float, ...], seeds: int | None, models: tuple[str, ...]
     return 0.0, NoisePlan(levels, seeds or 1, models)
 
 
+@dataclass
+class ReplayExecutor:
+    """The task's executor for replays: a query text run before in this task's session (on
+    D, or on an instance D') is answered from memory, its failure raised again. Replays run
+    the same candidates on the same data over and over; only ``queries`` reach the server.
+    The noiseless tournament does not use it, so what it measures is untouched."""
+
+    inner: Executor
+    queries: int = 0
+    _seen: dict[Any, Rows | QueryFailed] = field(default_factory=dict)
+
+    @property
+    def schemas(self) -> list[str]:
+        return self.inner.schemas
+
+    def run(self, sql: str, max_rows: int | None = None, **trusted: Any) -> Rows:
+        key = (sql, max_rows, tuple(sorted(trusted.get("allow", ()))),
+               tuple(trusted.get("inner", ())))
+        if key not in self._seen:
+            self.queries += 1
+            try:
+                self._seen[key] = self.inner.run(sql, max_rows, **trusted)
+            except QueryFailed as exc:
+                self._seen[key] = exc
+        found = self._seen[key]
+        if isinstance(found, QueryFailed):
+            raise found
+        return found
+
+    def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        return self.inner.run_internal(sql, params)
+
+
 def noisy(inner: Judge, level: float, rng_key: str, rivals: list[exp.Query],
           model: str) -> NoisyJudge:
     """A noisy judge whose draws depend only on ``rng_key`` (same on any worker)."""
     return NoisyJudge(inner, level, random.Random(rng_key), rivals, model)
 
 
-def replay(tournament: Callable[[Judge], dict[str, Any]], make_inner: Callable[[], Judge],
-           noise: NoisePlan, key: str, seed: int, rivals: list[exp.Query],
-           correct: list[int], memo_size: Callable[[], int]) -> list[dict[str, Any]]:
+def replay(tournament: Callable[[Judge, Executor], dict[str, Any]],
+           make_inner: Callable[[], Judge], executor: Executor, noise: NoisePlan, key: str,
+           seed: int, rivals: list[exp.Query], correct: list[int],
+           memo_size: Callable[[], int]) -> list[dict[str, Any]]:
     """One record per replay: model, level, seed, the winner, whether it is correct, the
     duels judged, the separations the memo held before it and those the replay had to
-    compute itself."""
+    compute itself, and the queries that reached the server."""
     runs = []
+    replaying = ReplayExecutor(executor)
     for model, level, s in noise.cells():
         judge = noisy(make_inner(), level, f"{seed}:{key}:{model}:{level:g}:{s}", rivals, model)
-        before = memo_size()
+        before, sent = memo_size(), replaying.queries
         try:
-            result: dict[str, Any] | None = tournament(judge)
+            result: dict[str, Any] | None = tournament(judge, replaying)
             error = None
         except Exception as exc:  # noqa: BLE001 - a failed replay is a miss, not a crash
             result, error = None, f"{type(exc).__name__}: {exc}"
@@ -104,5 +140,6 @@ def replay(tournament: Callable[[Judge], dict[str, Any]], make_inner: Callable[[
                      "judged": sum(d.get("separation") == "separated" for d in duels),
                      "replaced": judge.replaced, "memo": before,
                      "new_separations": memo_size() - before,
+                     "queries": replaying.queries - sent,
                      **({"error": error} if error else {})})
     return runs

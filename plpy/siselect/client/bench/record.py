@@ -88,6 +88,8 @@ class NoiseRun:
     replaced: int = doc("judge answers the noise replaced")
     memo: int = doc("separations the memo held when the replay started")
     new_separations: int = doc("separations the replay computed itself (0: all reused)")
+    queries: Maybe[int] = doc("queries it sent to the server (the others were answered from "
+                              "the task's earlier replays)", absent=True)
     error: Maybe[str] = doc("why the replay failed", absent=True)
 
 

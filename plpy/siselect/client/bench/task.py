@@ -129,8 +129,8 @@ def _tournament(executor: Executor, catalog: Catalog, task: Task, settings: Sett
     rivals = [t for t in (entries[c.index].tree for c in _contenders(entries)) if t is not None]
     memo: dict[Any, Any] | None = {} if settings.replays.levels else None
 
-    def play(judge: Judge) -> dict[str, Any]:
-        return run_tournament(executor, task.candidates, task.question, task.evidence, judge,
+    def play(judge: Judge, on: Executor = executor) -> dict[str, Any]:
+        return run_tournament(on, task.candidates, task.question, task.evidence, judge,
                               settings.options, task.sql, catalog, separations=memo)
 
     judge: Any = None
@@ -146,7 +146,7 @@ def _tournament(executor: Executor, catalog: Catalog, task: Task, settings: Sett
     if memo is None:
         return result, None, list
     return result, None, lambda: replay(
-        play, lambda: make_judge(settings.judge, gold), settings.replays, task.key,
+        play, lambda: make_judge(settings.judge, gold), executor, settings.replays, task.key,
         settings.options.seed, rivals, correct, lambda: len(memo or {}))
 
 
