@@ -32,8 +32,8 @@ from siselect.instances.shadow import restrict
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.runtime.executor import quote_ident
-from siselect.selection.prompts import user_prompt
 from siselect.selection.grouping import group
+from siselect.selection.prompts import user_prompt
 from siselect.selection.tournament import prepare
 from siselect.selection.verdict import JudgeContext
 from siselect.sqltext.transpile import to_tree
@@ -47,7 +47,9 @@ CANDIDATES = SHARED / "siselection" / "candidates" / "24" / "stage1.json"
 TASKS = SHARED / "bird" / "dev_superhero.json"
 #: Tasks whose candidate pairs the test runs per variant (the bench note has all of them).
 SAMPLE_TASKS = int(os.environ.get("SISELECT_RELATION_KIND_TASKS", "12"))
-OPTIONS = Options(dialect="sqlite", budget_seconds=60)
+# The default budget: a pair whose instance needs many rows (HAVING COUNT(*) > 15) takes
+# many verifications, and the machine running the tests may be busy.
+OPTIONS = Options(dialect="sqlite")
 # Heroes 1 and 2 are the first rows of their partition (or parent and child): both have
 # ctid (0,1), which once made them one row.
 BOTH_FIRST = ("SELECT a.superhero_name, b.superhero_name FROM superhero a, superhero b "
@@ -294,6 +296,9 @@ def test_real_pairs_get_the_plain_schemas_status(executor_for, plain_results, va
             separated += 1
             check_instance(executor, q1, q2, result)
     assert separated >= 5
+    # The figures the issue asks for (pytest -s shows them).
+    print(f"\n{variant}: {len(plain_results)} pairs, same status {len(plain_results)}, "
+          f"separated {separated}, each verified 1-minimal")
 
 
 def test_a_view_read_as_it_is_is_shadowed_itself(executor_for):
@@ -347,3 +352,17 @@ def test_hidden_rows_never_reach_an_instance_or_a_prompt(executor_for, dsn):
         answers = json.dumps(result["answers"])
         assert not [name for name in hidden if name and f'"{name}"' in answers]
     assert found == 2
+
+
+@pytest.mark.parametrize("variant", ["partitioned", "view_only"])
+def test_the_sql_function_separates_on_the_kind(dsn, copies, variant):
+    """The server's own call (the installed package), which once failed on a view with
+    ``column v.ctid does not exist`` and no SQLSTATE."""
+    kind, role = VARIANTS[variant]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if role:
+            conn.execute(f"SET ROLE {role}")
+        result = conn.execute("SELECT siselect.separate(%s, %s, search_path => %s)",
+                              (BOTH_FIRST, BOTH_FIRST_NONE, SCHEMAS[kind])).fetchone()[0]
+    assert result["status"] == "separated"
+    assert result["rows"] == instance_size(result["instance"]) == 2
