@@ -24,6 +24,7 @@ from siselect.instances.minimise import ddmin
 from siselect.instances.pair import BudgetExceeded, Pair, Timer
 from siselect.instances.references import fetch_instance, referenced_rows
 from siselect.instances.search import (
+    Pool,
     growing_proposals,
     one_sided_proposals,
     paper_proposals,
@@ -31,6 +32,7 @@ from siselect.instances.search import (
     union_sql,
 )
 from siselect.instances.shadow import require_row_ids
+from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import tie_explained, with_ties
 from siselect.runtime import deadline
 from siselect.runtime.answers import same_answer
@@ -329,6 +331,8 @@ def _search(
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
     found = best.minimised(options.max_rows)
+    if (found is None or len(found) > options.max_rows) and _time_left(pair, options):
+        found = _concentrated(pair, best, lineages, pool, found, options)
     pair.timer.add("minimisation", t2)
     return found, meaning, notes
 
@@ -359,6 +363,25 @@ def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]
     if every is not None and best.consider(every) <= FAILED \
             and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
+
+
+def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
+                  found: list[int] | None, options: Options) -> list[int] | None:
+    """Targeted, when nothing fits max_rows: the witnesses of the groups the pool's witnesses
+    share a value of (:mod:`.targeted`); each that separates with both queries running is
+    minimised within its rank, and the first that fits (and is smaller) is kept."""
+    for rows in value_proposals(executor_for(pair.executor, lineages), pair.catalog,
+                                pair.trees, lineages, pool, 4 * options.max_rows,
+                                frozenset(options.exclude)):
+        if not _time_left(pair, options):
+            break
+        rank = best.consider(rows)
+        if rank <= DEGENERATE:
+            smaller = best._ddmin(rows, rank, IMPROVING_TRIES)
+            if smaller is not None and len(smaller) <= options.max_rows \
+                    and (found is None or len(smaller) < len(found)):
+                return smaller
+    return found
 
 
 def _union(pair: Pair, lineages: list[Lineage]) -> list[int] | None:
