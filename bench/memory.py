@@ -5,7 +5,9 @@ shared buffers) for the two cases of the issue:
 * ``separate`` on two answers of 100,000 rows of 5 KB each (the byte cap should refuse
   them with 54000);
 * ``referenced_rows`` over a large table: a separation whose fallback reads "every row of
-  the tables read", on a table of ``--big-rows`` rows.
+  the tables read", on a table of ``--big-rows`` rows;
+* a tournament of three candidates over that table (issue 18: witnesses as bounded
+  sketches, once per candidate).
 
 Needs to run on the server's machine (it reads the backend's /proc entry).
 
@@ -56,7 +58,11 @@ def peak_during(dsn: str, sql: str, args: tuple) -> tuple[int, int, float, str]:
                     outcome["text"] = "; ".join(n.message_primary or "" for n in notices)
                 else:
                     row = cur.fetchone()[0]
-                    outcome["text"] = f"status {row.get('status')}: {row.get('reason')}"
+                    outcome["text"] = (
+                        f"status {row.get('status')}: {row.get('reason')}" if "status" in row
+                        else f"winner {(row.get('winner') or {}).get('index')}, "
+                        f"{len(row.get('duels', []))} duels: "
+                        f"{[d.get('separation') for d in row.get('duels', [])]}")
             except psycopg.Error as exc:
                 outcome["text"] = f"error {exc.sqlstate}: {str(exc).splitlines()[0]}"
 
@@ -118,6 +124,14 @@ CASES = {
     # The function itself, in the server, as separation's fallback calls it (with its cap
     # of 20,000 row ids) on a table of --big-rows rows.
     "referenced_rows over a large table": (REFERENCED_ROWS, ()),
+    # Issue 18: each candidate's witnesses are read once per tournament, as a sketch of at
+    # most 2,048 witnesses: no Python list of the --big-rows witnesses.
+    "a tournament over the large table": (
+        "SELECT siselect.tournament(%s, 'How many rows have k below 500?', "
+        "judge => 'reference', reference => %s, search_path => 'bench_memory')",
+        (["SELECT count(*) FROM big WHERE k < 500", "SELECT count(*) FROM big WHERE k <= 500",
+          "SELECT count(DISTINCT id) FROM big WHERE k < 499"],
+         "SELECT count(*) FROM big WHERE k < 500")),
 }
 
 
