@@ -284,6 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--snapshot", action="store_true",
                    help="run siselect from a copy of the work tree's plpy/ taken now, so that "
                    "edits made while the yardstick runs do not reach it")
+    p.add_argument("--plpy", type=Path, metavar="DIR",
+                   help="run siselect from this plpy/ (e.g. an earlier --snapshot's, so that "
+                   "its finished runs are reused)")
+    p.add_argument("--calibration-limit", type=int, metavar="N",
+                   help="--limit for the calibration's superhero runs (default: --limit)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--at", metavar="COMMIT",
                    help="run siselect as of this commit (exported), not the work tree")
@@ -292,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         export_commit(args.at, args.out)
     elif args.snapshot:
         snapshot_worktree(args.out)
+    elif args.plpy:
+        PLPY.update(path=args.plpy.resolve(), commit=args.plpy.resolve().parent.name)
     args.noise = "" if args.noise.strip() in ("", "0") else args.noise
 
     if args.candidates == "generated":
@@ -318,8 +325,11 @@ def main(argv: list[str] | None = None) -> int:
         summary[db_id] = run_database(db_id, args, candidates, gold, data_dir, "synthetic")
         labels.append(("synthetic", db_id))
     summary["overall"] = overall(summary, args, labels)
+    limit = args.limit
     if args.calibrate:
         calibration = {}
+        if args.calibration_limit is not None:
+            args.limit = args.calibration_limit
         for label, directory in (("synthetic", args.out / "calibration"),
                                  ("real", REAL_DATABASES)):
             print(f"superhero ({label}) ...", file=sys.stderr, flush=True)
@@ -328,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         summary["calibration"] = calibration
     summary["run"] = {"generator": S.VERSION, "seed": args.seed, "scale": args.scale,
                       "noise": args.noise, "noise_seeds": args.noise_seeds,
-                      "noise_models": NOISE_MODELS, "limit": args.limit,
+                      "noise_models": NOISE_MODELS, "limit": limit,
+                      "calibration_limit": args.limit if args.calibrate else None,
                       "candidates": str(source), "candidates_sha256": S.digest(source),
                       "candidates_generator": C.VERSION if args.provenance else None,
                       "gold_sha256": S.digest(GOLD_JSON),
@@ -358,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.baseline.is_file():
         label, base = matching_baseline(_read_baselines(args.baseline), summary["run"])
         if base is None:
-            print(f"\nno baseline of limit {args.limit} and these candidates in {args.baseline}")
+            print(f"\nno baseline of limit {limit} and these candidates in {args.baseline}")
             return 0
         lines = worse(summary, base)
         print(f"\nworse than the baseline {label!r}:" if lines
