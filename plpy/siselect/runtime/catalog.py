@@ -6,6 +6,7 @@ Every relation also gets the rule by which siselect identifies its rows (``ident
 see :mod:`siselect.runtime.rowids` and docs/instances.md, "Row identity").
 """
 
+import bisect
 from dataclasses import dataclass, field
 
 from siselect.runtime import relations
@@ -72,6 +73,8 @@ class Catalog:
     # {table: columns, ctid included, the caller may not read}; None until
     # siselect.runtime.privileges looks them up
     denied: dict[str, frozenset[str]] | None = None
+    _numbers: tuple[list[int], list[str]] | None = field(default=None, repr=False,
+                                                        compare=False)
 
     def table(self, name: str) -> Table | None:
         """Find a table by name: exact first, then case-insensitively."""
@@ -80,27 +83,33 @@ class Catalog:
         lowered = name.lower()
         return next((t for n, t in self.tables.items() if n.lower() == lowered), None)
 
+    def _numbering(self) -> tuple[list[int], list[str]]:
+        """Each relation's first table number, and its name, in name order (kept until a
+        relation is added: group_rows asks once per row id)."""
+        if self._numbers is None or len(self._numbers[1]) != len(self.tables):
+            starts, names, start = [], sorted(self.tables), 1
+            for name in names:
+                starts.append(start)
+                start += self.tables[name].span
+            self._numbers = (starts, names)
+        return self._numbers
+
     def number(self, name: str) -> int:
         """A stable small number for a table (1-based, by sorted name), used in witness ids.
 
         A relation of ``leaf`` identity takes one number per member (its first is this one),
         so numbers are consecutive ranges in name order."""
-        start = 1
-        for other in sorted(self.tables):
-            if other == name:
-                return start
-            start += self.tables[other].span
-        raise KeyError(name)
+        starts, names = self._numbering()
+        return starts[names.index(name)]
 
     def by_number(self, number: int) -> Table:
         """The relation whose range of table numbers holds ``number``."""
-        start = 1
-        for name in sorted(self.tables):
-            table = self.tables[name]
-            if start <= number < start + table.span:
-                return table
-            start += table.span
-        raise KeyError(number)
+        starts, names = self._numbering()
+        at = bisect.bisect_right(starts, number) - 1
+        table = self.tables[names[at]] if at >= 0 else None
+        if table is None or number >= starts[at] + table.span:
+            raise KeyError(number)
+        return table
 
     def types(self) -> dict[str, dict[str, str]]:
         """``{table: {column: type}}``, the mapping sqlglot's optimizer takes as a schema."""
