@@ -125,7 +125,7 @@ CASES = {
     # of 20,000 row ids) on a table of --big-rows rows.
     "referenced_rows over a large table": (REFERENCED_ROWS, ()),
     # Issue 18: each candidate's witnesses are read once per tournament, as a sketch of at
-    # most 2,048 witnesses: no Python list of the --big-rows witnesses.
+    # most 8,192 witnesses: no Python list of the --big-rows witnesses.
     "a tournament over the large table": (
         "SELECT siselect.tournament(%s, 'How many rows have k below 500?', "
         "judge => 'reference', reference => %s, search_path => 'bench_memory')",

@@ -246,7 +246,12 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
         hit = winner is not None and ok[winner]
         figures["achievable"] += achievable
         figures["hits"] += hit and achievable
+        phases: dict[str, float] = {}
+        for d in duels:
+            for phase, seconds_ in (d.get("timings") or {}).items():
+                phases[phase] = round(phases.get(phase, 0.0) + seconds_, 4)
         figures["tasks"].append({"question_id": task["question_id"], "plain_s": round(plain, 4),
+                                 "phases": phases, "timings": result.get("timings"),
                                  "tournament_s": round(seconds, 4), "duels": len(duels),
                                  "peak_mb": round(peak / MB, 1), "hit": hit,
                                  "achievable": achievable, "error": result.get("error")})

@@ -394,7 +394,7 @@ def _union(pair: Pair, lineages: list[Lineage]) -> list[int] | None:
     each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT) for lin in lineages]
     if each[0] is None or each[1] is None:
         return None
-    rows = sorted(set(each[0]) | set(each[1]))
+    rows = list(dict.fromkeys(each[0] + each[1]))
     return rows if len(rows) <= UNION_LIMIT else None
 
 

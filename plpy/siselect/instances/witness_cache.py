@@ -35,7 +35,7 @@ from siselect.witnesses.interface import Backend, Lineage
 
 #: Witnesses kept of a larger set; also, by default, the largest set kept whole: moving
 #: tens of thousands of witnesses into Python costs far more than running the query.
-SKETCH = 2048
+SKETCH = 8192
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -171,14 +171,17 @@ class WitnessCache:
             streams.add(lineage.keyed_sql)
         whole = [s for (stream, _), s in self.samples.items() if stream in streams and s.complete]
         if whole:
-            rows = sorted({r for _, _, w in whole[0].witnesses.values() for r in w})
+            # Witness by witness (a seeded order): the rows of one witness stay together,
+            # which is what minimising by chunks removes best.
+            ordered = sorted(whole[0].witnesses.values())
+            rows = list(dict.fromkeys(r for _, _, w in ordered for r in w))
             return rows if len(rows) <= limit else None
         key = (lineage.sql, limit)
         if key not in self.rows:
             self.witness_statements += 1
             found = executor.run(f"SELECT DISTINCT unnest(w) AS r FROM ({lineage.sql}) AS __l "
                                  f"LIMIT {int(limit) + 1}").rows
-            self.rows[key] = None if len(found) > limit else sorted(int(r) for (r,) in found)
+            self.rows[key] = None if len(found) > limit else [int(r) for (r,) in found]
         return self.rows[key]
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
