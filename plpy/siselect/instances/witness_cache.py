@@ -12,12 +12,12 @@ runs both witness queries for every duel; here each witness query runs once, int
   the server, whatever the size of D: a bottom-k sketch). Below the smaller of the two
   samples' last order values, both samples hold every witness of their set, so the classes
   W1-W2, W2-W1, W1∩W2 found there are exactly each class's first witnesses in that order,
-  as in the *sample* step; a class with none there is completed on the server as before.
+  as in the *sample* step; a difference class with none there is completed on the server
+  as before (common witnesses are not, once both differences were seen).
 
 One statement per candidate (the sketch's top-N sort; a set smaller than the sketch comes
 back whole). Memory is flat in the size of D: at most ``max(small, SKETCH)`` witnesses per
-candidate,
-and the rows of a candidate's witnesses only up to the fallback's own limit.
+candidate, and the rows of its witnesses only up to the fallback's own limit.
 Other facts of one candidate that every duel asks for again (whether its answer hangs on
 ties, its answer with ties kept) are kept here too (:meth:`WitnessCache.remember`).
 """
