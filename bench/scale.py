@@ -15,6 +15,7 @@ and writes a plot of the ratio against rows (``--out``/scale_ratio.png) with the
 
     python bench/scale.py [--scales 1 10 100] [--tasks 20] [--yardstick student_club]
                           [--yardstick-scales 1 10] [--out bench/out/scale]
+    python bench/scale.py --scales 1000 --yardstick ''   # later: added to the same figures
 """
 
 import json
@@ -312,12 +313,16 @@ def main() -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         load(conn, SUPERHERO, "superhero")
-    series: dict[str, list[dict]] = {"superhero": []}
+    # Figures of earlier runs into the same --out are kept (a scale run again is replaced):
+    # x1000 can run on its own, later, and still share the table and the plot.
+    saved = args.out / "scale.json"
+    series: dict[str, list[dict]] = json.loads(saved.read_text()) if saved.exists() else {}
     plans = [("superhero", n, superhero_tasks(args.tasks)) for n in args.scales]
     if args.yardstick:
-        series[args.yardstick] = []
         plans += [(args.yardstick, n, yardstick_tasks(args.yardstick, args.tasks))
                   for n in args.yardstick_scales]
+    for name, n, _ in plans:
+        series[name] = [f for f in series.get(name, []) if f["scale"] != n]
     for name, n, tasks in plans:
         started = time.perf_counter()
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -325,7 +330,8 @@ def main() -> None:
                       else build_yardstick(conn, name, n, args.out))
         say(f"{schema}: built in {time.perf_counter() - started:.0f}s")
         series[name].append(dict(run_scale(dsn, schema, tasks, args.timeout, say), scale=n))
-        (args.out / "scale.json").write_text(json.dumps(series, indent=1) + "\n")
+        series[name].sort(key=lambda f: f["scale"])
+        saved.write_text(json.dumps(series, indent=1) + "\n")
     print(f"{'database':24} {'rows':>10} {'separated':>9} {'rate':>6} {'med':>6} {'max':>5} "
           f"{'won':>7} {'share':>6} {'tourn s':>9} {'plain s':>8} {'ratio':>6} {'peak MB':>8}")
     for name, figures in series.items():
