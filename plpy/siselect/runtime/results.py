@@ -326,6 +326,7 @@ class AgainRecord:
 
     drawn: int = doc("times because the duel was drawn")
     against_prior: int = doc("times because the verdict went against a much larger group")
+    close: int = doc("times because the winner did not lead by 9 to 1 yet (evidence scoring)")
     pairs: int = doc("pairs judged on more than one instance")
 
 

@@ -31,9 +31,14 @@ class Match:
     duels: list[dict[str, Any]] = field(default_factory=list)  # its duel records, in order
     exclude: set[int] = field(default_factory=set)  # rows of its instances so far
     again: str | None = None  # why it needs another instance, while it does
+    exhausted: bool = False  # its last search found nothing new: no instance is to come
+    room: int | None = None  # instances it may take when fewer than the limit
+
+    def has_room(self, limit: int) -> bool:
+        return len(self.duels) < (limit if self.room is None else min(limit, self.room))
 
     def pending(self, limit: int) -> bool:
-        return self.again is not None and len(self.duels) < limit
+        return self.again is not None and self.has_room(limit)
 
 
 def met(u: Unit, v: Unit) -> bool:

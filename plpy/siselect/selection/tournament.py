@@ -13,6 +13,7 @@ grouping, representatives only, one instance a pair, round-robin points); the mo
 the schedule in docs/selection.md.
 """
 
+import math
 import time
 from collections import Counter
 from collections.abc import Hashable, MutableMapping
@@ -49,6 +50,11 @@ MAX_CANDIDATES = 64
 PRIOR_RATIO = 2
 AGAINST_PRIOR = "the verdict goes against a much larger group"
 DRAWN = "drawn"
+CLOSE = "the winner is not yet sure"
+#: Evidence scoring: the log-odds by which the winner must lead the best unit of another
+#: group before the tournament ends (9 to 1); while it does not, the pair between the two is
+#: separated again, up to the instance limit.
+CONFIDENT = math.log(9)
 
 __all__ = ["Entry", "Group", "group", "prepare", "run_tournament", "verdict", "judge_all"]
 
@@ -368,8 +374,8 @@ def _unjudged(t: Tournament, p: Pending) -> None:
 def _again(t: Tournament, p: Pending) -> str | None:
     """Why the match should be separated on another instance, if it should."""
     record = p.record
-    if record.get("separation") != "separated" or not p.sep.get("row_ids"):
-        return None  # nothing new to exclude: another search finds the same or nothing
+    if p.match.exhausted:
+        return None
     if record["verdict"] == "draw":
         return DRAWN
     winner, loser = (p.units if record["verdict"] == "a" else p.units[::-1])
@@ -401,7 +407,9 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
         record["tries"] = p.sep.get("tries", 0)
         p.match.duels.append(record)
         p.match.exclude |= set(p.sep.get("row_ids") or [])
-        p.match.again = _again(t, p) if len(p.match.duels) < (t.rules.instances or 1) else None
+        # Nothing new to exclude, or nothing separated: another search finds the same.
+        p.match.exhausted = record.get("separation") != "separated" or not p.sep.get("row_ids")
+        p.match.again = _again(t, p) if p.match.has_room(t.rules.instances or 1) else None
         if p.match.again is not None:
             record["again"] = p.match.again
             t.again[p.match.again] += 1
@@ -443,7 +451,9 @@ def play(t: Tournament) -> int:
                                   waiting, rules.scoring or "points", t.accuracy,
                                   rules.instances or 1)
         if not pairs and not again:
-            return rounds
+            if not _confirm(t):
+                return rounds
+            continue
         matches = [m for m, _, _ in again]
         for u, v in pairs:
             match = Match(len(t.matches), u.first, v.first)
@@ -451,6 +461,33 @@ def play(t: Tournament) -> int:
             matches.append(match)
         rounds += 1
         play_round(t, matches, rounds)
+
+
+def _confirm(t: Tournament) -> bool:
+    """Evidence scoring: when the winner leads the best unit of another group by less than
+    :data:`CONFIDENT`, the two duel again on a new instance, away from the rows of the
+    instances they shared, while they shared fewer than the limit; False when the winner is
+    sure, or the pair can take no more."""
+    limit = t.rules.instances or 1
+    if t.rules.scoring != "evidence" or limit < 2:
+        return False
+    best = max(t.units, key=lambda u: scoring.ranking_key(u, "evidence"))
+    rivals = [u for u in t.units if u.group != best.group]
+    if not rivals:
+        return False
+    runner = max(rivals, key=lambda u: scoring.ranking_key(u, "evidence"))
+    if best.score("evidence") - runner.score("evidence") >= CONFIDENT:
+        return False
+    shared = [m for m in t.matches
+              if m.mid in best.instance_points.keys() & runner.instance_points.keys()]
+    used = sum(len(m.duels) for m in shared)
+    if used >= limit or (shared and shared[-1].exhausted):
+        return False
+    match = Match(len(t.matches), best.first, runner.first, again=CLOSE, room=limit - used,
+                  exclude=set().union(*(m.exclude for m in shared)))
+    t.matches.append(match)
+    t.again[CLOSE] += 1
+    return True
 
 
 def _accuracy(judge: Judge, rules: Rules) -> float:
@@ -586,6 +623,7 @@ def run_tournament(
                   "skipped": skipped(t.units), "duels": len(t.duels),
                   "judged": len(t.answers)},
         separated_again={"drawn": t.again[DRAWN], "against_prior": t.again[AGAINST_PRIOR],
+                         "close": t.again[CLOSE],
                          "pairs": sum(1 for m in t.matches if len(m.duels) > 1)},
         splits=t.splits,
     )
