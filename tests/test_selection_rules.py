@@ -135,3 +135,14 @@ def test_same_seed_same_choice_with_every_rule(executor):
             for d in r["duels"]:
                 d.pop("timings")
         assert runs[0] == runs[1]
+
+
+def test_a_winner_not_yet_sure_duels_its_runner_up_again(executor):
+    """One verdict of a judge right 80% of the time leaves 4 to 1: not yet 9 to 1, so the
+    pair plays another instance; the reference query's verdict (99 to 1) is enough."""
+    unsure = run(executor, [BOUNDARY, RIGHT], rules=Rules(judge_accuracy=0.8))
+    assert unsure["separated_again"]["close"] >= 1
+    assert len(unsure["duels"]) in (2, 3) and unsure["winner"]["index"] == 1
+    assert unsure["duels"][1]["excluded_rows"] == unsure["duels"][0]["rows"]
+    sure = run(executor, [BOUNDARY, RIGHT])
+    assert len(sure["duels"]) == 1 and sure["separated_again"]["close"] == 0
