@@ -24,15 +24,17 @@ def noise_curves(row: dict[str, Any], target: Path) -> str | None:
 
     fig, ax = plt.subplots(figsize=(8.0, 5.0))
     for model, levels in curves.items():
-        ps = [float(p) for p in levels]
-        means = [100 * c["accuracy"] for c in levels.values()]
-        low = [m - 100 * c["ci95"][0] for m, c in zip(means, levels.values(), strict=True)]
-        high = [100 * c["ci95"][1] - m for m, c in zip(means, levels.values(), strict=True)]
+        # Each curve starts at P=0 with the noiseless tournament (the same instances).
+        cells = [{"accuracy": row["tournament"], "ci95": [row["tournament"]] * 2},
+                 *levels.values()] if "0" not in levels else list(levels.values())
+        ps = ([0.0] if "0" not in levels else []) + [float(p) for p in levels]
+        means = [100 * c["accuracy"] for c in cells]
+        low = [m - 100 * c["ci95"][0] for m, c in zip(means, cells, strict=True)]
+        high = [100 * c["ci95"][1] - m for m, c in zip(means, cells, strict=True)]
         seeds = max(c["seeds"] for c in levels.values())
         ax.errorbar(ps, means, yerr=[low, high], fmt="o-", capsize=3,
                     label=f"tournament, {model} noise ({seeds} seeds, 95% bootstrap)")
     for key, style, name in (("consistency", "--", "consistency (line to beat)"),
-                             ("tournament", "-.", "tournament, no noise"),
                              ("upper_bound", ":", "upper bound")):
         if row.get(key) is not None:
             ax.axhline(100 * row[key], linestyle=style, color="grey", label=name)
