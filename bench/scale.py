@@ -7,7 +7,8 @@ reference judge and prints per scale:
 * separation rate over that scale's differing pairs (duels), and instance rows;
 * tournament accuracy as a share of that scale's upper bound (a candidate matching gold);
 * tournament seconds / plain candidate seconds, summed over tasks, in the same run;
-* the backend's peak private memory (USS, as bench/memory.py samples it) during the calls;
+* the backend's peak private memory (USS, as bench/memory.py samples it) during the calls:
+  its growth over the backend's USS before the call, and the absolute peak;
 
 and writes a plot of the ratio against rows (``--out``/scale_ratio.png) with the figures
 (``--out``/scale.json). Runs in its own cluster (``/var/tmp/siselect-scale``) unless
@@ -186,7 +187,10 @@ def tournament(dsn: str, schema: str, task: dict, timeout_s: int) -> tuple[dict,
     """The tournament on a fresh backend: its result, seconds, and peak USS growth."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         pid = conn.info.backend_pid
-        conn.execute("SELECT siselect.version()")
+        # A backend imports siselect's modules at its first tournament (1.5 s or so here),
+        # once per session: a duel on no table pays for that before the clock starts.
+        conn.execute("SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'warm-up', "
+                     "judge => 'reference', reference => 'SELECT 1')")
         conn.execute(f"SET statement_timeout = '{int(timeout_s)}s'")
         base = uss_bytes(pid)
         outcome: dict = {}
@@ -213,7 +217,8 @@ def tournament(dsn: str, schema: str, task: dict, timeout_s: int) -> tuple[dict,
             time.sleep(SAMPLE_SECONDS)
         thread.join()
         seconds = time.perf_counter() - started
-        return outcome.get("result") or {"error": outcome.get("error")}, seconds, peak - base
+        return (outcome.get("result") or {"error": outcome.get("error")}, seconds, peak - base,
+                peak)
 
 
 def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> dict:
@@ -228,11 +233,13 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
     for task in tasks:
         (gold,), _ = answers(conn, executor, catalog, [task["SQL"]])
         got, plain = answers(conn, executor, catalog, task["candidates"])
-        result, seconds, peak = tournament(dsn, schema, task, timeout_s)
+        result, seconds, peak, absolute = tournament(dsn, schema, task, timeout_s)
         figures["plain_s"] += plain
         figures["tournament_s"] += seconds
         figures["peak_mb"] = max(figures["peak_mb"], peak / MB)
-        duels = result.get("duels", [])
+        figures["peak_uss_mb"] = max(figures.get("peak_uss_mb", 0.0), absolute / MB)
+        # A pair separated again (rows of its first instance excluded) is the same pair.
+        duels = [d for d in result.get("duels", []) if d.get("attempt", 1) == 1]
         figures["duels"] += len(duels)
         for d in duels:
             if d.get("separation") == "separated":
@@ -272,7 +279,7 @@ def report_line(name: str, f: dict) -> str:
     return (f"{name:24} {f['rows']:>10} {f['separated']:>4}/{f['duels']:<4} {rate:6.1%} "
             f"{median:6.1f} {max(sizes, default=0):5} {f['hits']:>3}/{f['achievable']:<3} "
             f"{share:6.1%} {f['tournament_s']:9.1f} {f['plain_s']:8.2f} {ratio:6.2f} "
-            f"{f['peak_mb']:8.0f}")
+            f"{f['peak_mb']:8.0f} {f.get('peak_uss_mb', float('nan')):8.0f}")
 
 
 def plot(results: dict[str, list[dict]], path: Path) -> None:
@@ -333,7 +340,8 @@ def main() -> None:
         series[name].sort(key=lambda f: f["scale"])
         saved.write_text(json.dumps(series, indent=1) + "\n")
     print(f"{'database':24} {'rows':>10} {'separated':>9} {'rate':>6} {'med':>6} {'max':>5} "
-          f"{'won':>7} {'share':>6} {'tourn s':>9} {'plain s':>8} {'ratio':>6} {'peak MB':>8}")
+          f"{'won':>7} {'share':>6} {'tourn s':>9} {'plain s':>8} {'ratio':>6} {'+USS MB':>8} "
+          f"{'USS MB':>8}")
     for name, figures in series.items():
         for f in figures:
             print(report_line(f"{name} x{f['scale']}", f))
