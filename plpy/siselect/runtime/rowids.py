@@ -85,16 +85,25 @@ def relation(table: Table) -> str:
     return f"{quote_ident(table.schema)}.{quote_ident(table.name)}"
 
 
+#: Column types whose default ordering :func:`source` uses before the rows' text.
+ORDERED_TYPES = ("smallint", "integer", "bigint", "numeric", "real", "double precision",
+                 "boolean", "date", "text", "character varying", "character", "uuid")
+
+
 def source(table: Table, columns: Sequence[str], ordinal: str = ORDINAL) -> str:
     """A FROM item reading ``table`` with what :func:`row_id` needs: the relation itself
     (its ``ctid`` and ``tableoid``), or for ``content`` a subquery of ``columns`` that
-    numbers the rows by their text (``C`` collation: the same order in every session)."""
+    numbers the rows by their values (the columns of ordinary types, in order, as a table's
+    rows usually lie: the search and minimisation then meet them as they meet a table's)
+    and then by their text (``C`` collation), which tells any two different rows apart."""
     if table.identity != "content":
         return relation(table)
     listed = ", ".join(quote_ident(c) for c in columns)
-    return (f"(SELECT {listed}, pg_catalog.row_number() OVER "
-            f"(ORDER BY (ROW({listed}))::text COLLATE \"C\") AS {ordinal} "
-            f"FROM {relation(table)})")
+    types = {c.name: c.type.split("(")[0] for c in table.columns}
+    keys = [f"{quote_ident(c)} NULLS LAST" for c in columns if types.get(c) in ORDERED_TYPES]
+    keys.append(f"(ROW({listed}))::text COLLATE \"C\"")
+    return (f"(SELECT {listed}, pg_catalog.row_number() OVER (ORDER BY {', '.join(keys)}) "
+            f"AS {ordinal} FROM {relation(table)})")
 
 
 def matches(table: Table, number: int, ref: str, ids: Sequence[int | str]) -> str:
