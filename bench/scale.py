@@ -238,16 +238,24 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
         figures["tournament_s"] += seconds
         figures["peak_mb"] = max(figures["peak_mb"], peak / MB)
         figures["peak_uss_mb"] = max(figures.get("peak_uss_mb", 0.0), absolute / MB)
-        # A pair separated again (rows of its first instance excluded) is the same pair.
-        duels = [d for d in result.get("duels", []) if d.get("attempt", 1) == 1]
+        # A pair of representatives is one pair however often the tournament separated it
+        # (again away from an earlier instance, or per unit of a group split on D'): it
+        # separates when one of its first attempts did, on that attempt's instance.
+        by_pair: dict[tuple, list[dict]] = {}
+        for d in result.get("duels", []):
+            if d.get("attempt", 1) == 1:
+                by_pair.setdefault((d.get("a"), d.get("b")), []).append(d)
+        duels = list(by_pair.values())
         figures["duels"] += len(duels)
-        for d in duels:
-            if d.get("separation") == "separated":
+        for (a, b), records in by_pair.items():
+            done = [d for d in records if d.get("separation") == "separated"]
+            if done:
                 figures["separated"] += 1
-                figures["instance_rows"].append(d.get("rows"))
+                figures["instance_rows"].append(done[0].get("rows"))
             else:
-                figures["failed_pairs"].append((task["question_id"], d.get("a"), d.get("b"),
-                                                d.get("separation"), d.get("reason")))
+                figures["failed_pairs"].append((task["question_id"], a, b,
+                                                records[0].get("separation"),
+                                                records[0].get("reason")))
         ok = [g is not None and gold is not None and same_answer(g, gold) for g in got]
         winner = (result.get("winner") or {}).get("index")
         achievable = any(ok)
@@ -262,7 +270,11 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
                                  "phases": phases, "timings": result.get("timings"),
                                  "tournament_s": round(seconds, 4), "duels": len(duels),
                                  "peak_mb": round(peak / MB, 1), "hit": hit,
-                                 "achievable": achievable, "error": result.get("error")})
+                                 "achievable": achievable, "error": result.get("error"),
+                                 "duel_records": [
+                                     {k: d.get(k) for k in ("a", "b", "attempt", "separation",
+                                                            "rows", "meaning", "reason")}
+                                     for d in result.get("duels", [])]})
         say(f"  {schema} task {task['question_id']}: tournament {seconds:.2f}s, plain "
             f"{plain:.2f}s, {len(duels)} duels, peak +{peak / MB:.0f} MB"
             + (f", error {result['error']}" if result.get("error") else ""))
