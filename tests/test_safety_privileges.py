@@ -27,7 +27,8 @@ from safety_fixtures import (  # noqa: E402
     llm_settings,
 )
 
-ADMIN_ONLY = {"set_llm_config", "llm_config"}
+# Superusers only; the judge audit, superusers and members of siselect_auditor.
+ADMIN_ONLY = {"set_llm_config", "llm_config", "judge_audit_entries"}
 SALARIES = [731_337, 842_448, 953_559, 164_660]
 HIDDEN = [f"HIDDEN-NOTE-{i}" for i in range(4)]
 API_KEY = "sk-safety-test-0123456789"
