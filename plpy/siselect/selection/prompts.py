@@ -50,21 +50,29 @@ def _one_line(text: str, limit: int = MAX_COMMENT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+def _name(name: str) -> str:
+    """A table or column name on one line: a control character (a quoted identifier may
+    hold a newline, which could start a line that reads as siselect's own) as its escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode()
+                   for c in str(name))
+
+
 def _table_schema(name: str, columns: list[str], table: Table | None,
                   present: set[str]) -> str:
-    keys = f" (primary key: {', '.join(table.primary_key)})" if table and table.primary_key else ""
-    lines = [f"Table {name}{keys}"]
+    keys = (f" (primary key: {', '.join(_name(k) for k in table.primary_key)})"
+            if table and table.primary_key else "")
+    lines = [f"Table {_name(name)}{keys}"]
     references = {}
     for fk in table.foreign_keys if table else []:
         if fk.ref_table.lower() in present and len(fk.columns) == 1:
-            references[fk.columns[0].lower()] = f"{fk.ref_table}.{fk.ref_columns[0]}"
+            references[fk.columns[0].lower()] = f"{_name(fk.ref_table)}.{_name(fk.ref_columns[0])}"
     for col in columns:
         info = table.column(col) if table else None
         kind = f" ({info.type})" if info else ""
         notes = [_one_line(info.comment)] if info and info.comment else []
         if col.lower() in references:
             notes.append(f"references {references[col.lower()]}")
-        lines.append(f"  - {col}{kind}" + (": " + "; ".join(notes) if notes else ""))
+        lines.append(f"  - {_name(col)}{kind}" + (": " + "; ".join(notes) if notes else ""))
     return "\n".join(lines)
 
 
