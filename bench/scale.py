@@ -263,7 +263,7 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
         figures["achievable"] += achievable
         figures["hits"] += hit and achievable
         phases: dict[str, float] = {}
-        for d in duels:
+        for d in result.get("duels", []):
             for phase, seconds_ in (d.get("timings") or {}).items():
                 phases[phase] = round(phases.get(phase, 0.0) + seconds_, 4)
         figures["tasks"].append({"question_id": task["question_id"], "plain_s": round(plain, 4),
