@@ -146,3 +146,15 @@ def test_a_winner_not_yet_sure_duels_its_runner_up_again(executor):
     assert unsure["duels"][1]["excluded_rows"] == unsure["duels"][0]["rows"]
     sure = run(executor, [BOUNDARY, RIGHT])
     assert len(sure["duels"]) == 1 and sure["separated_again"]["close"] == 0
+
+
+def test_a_unit_split_early_in_a_round_is_scored_on_the_rounds_later_duels(executor):
+    """Round-robin plays every pair in one round: the group split by its first duel still
+    has both parts scored on its second."""
+    result = run(executor, [RIGHT, WITH_PUBLISHER, TALLER, ALL], WITH_PUBLISHER,
+                 rules=Rules(schedule="round-robin", instances=1))
+    assert result["splits"] >= 1
+    for member in result["members"]:
+        ran = [d for d in result["duels"] if d.get("judge") and member["index"] in
+               d["members"]["a"] + d["members"]["b"]]
+        assert member["matched"] + member["mismatched"] + member["abstained"] == len(ran)

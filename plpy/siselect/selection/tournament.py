@@ -317,7 +317,7 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
     """Split each unit by its members' answers on D', then score every part by whether its
     answer matches the judge's."""
     parts: list[tuple[Unit, list[int], bool | None]] = []
-    for unit in p.units:
+    for unit in _current(t, p):
         run = [i for i in unit.members if i in members]
         by_answer: dict[Hashable, list[int]] = {}
         for i in run:
@@ -364,9 +364,16 @@ def _replace_units(t: Tournament, new_units: dict[int, list[Unit]]) -> None:
     t.units = units
 
 
+def _current(t: Tournament, p: Pending) -> list[Unit]:
+    """The units the duel's members are in now: an earlier duel of the same round may have
+    split a unit that was separated whole."""
+    ran = {i for u in p.units for i in u.members}
+    return [u for u in t.units if ran.intersection(u.members)]
+
+
 def _unjudged(t: Tournament, p: Pending) -> None:
     """A duel without a separating instance: a draw for both units, no evidence."""
-    for unit in p.units:
+    for unit in _current(t, p):
         unit.instance_points.setdefault(p.match.mid, []).append(0.5)
     p.record["members"] = {side: list(u.members) for side, u in zip("ab", p.units, strict=True)}
 
