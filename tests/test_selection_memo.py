@@ -2,7 +2,7 @@
 
 from siselect.instances.separate import Options
 from siselect.runtime.catalog import load_catalog
-from siselect.selection.judges import NoJudge, ReferenceJudge
+from siselect.selection.judges import ReferenceJudge
 from siselect.selection.memo import SeparationMemo
 from siselect.selection.tournament import run_tournament
 from siselect.sqltext.transpile import to_tree
@@ -38,7 +38,8 @@ def test_a_replay_with_another_judge_reuses_every_separation(executor):
     assert [d.get("instance") for d in again["duels"]] == \
         [d.get("instance") for d in first["duels"]]
     # Another judge may play other duels (a draw is separated again), never the same anew.
-    drawn = run_tournament(executor, CANDIDATES, QUESTION, None, NoJudge(), Options(),
+    nobody = ReferenceJudge(to_tree("SELECT COUNT(*) + 100 FROM superhero", "postgres", catalog))
+    drawn = run_tournament(executor, CANDIDATES, QUESTION, None, nobody, Options(),
                            catalog=catalog, separations=memo)
     firsts = {(d["a"], d["b"]): d.get("instance") for d in first["duels"] if d["attempt"] == 1}
     for d in drawn["duels"]:

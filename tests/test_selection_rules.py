@@ -18,6 +18,7 @@ WITH_PUBLISHER = ("SELECT COUNT(*) FROM superhero s JOIN publisher p "
 TALLER = "SELECT COUNT(*) FROM superhero WHERE height_cm > 210"
 BOUNDARY = "SELECT COUNT(*) FROM superhero WHERE height_cm >= 198"
 ALL = "SELECT COUNT(*) FROM superhero"
+NOBODY = "SELECT COUNT(*) + 100 FROM superhero"
 
 
 def run(executor, candidates, judge_sql=RIGHT, options=None, rules=None, judge=None,
@@ -75,15 +76,19 @@ def test_every_member_runs_on_d_prime_and_a_group_splits_by_its_answers(executor
 
 
 def test_a_drawn_pair_is_separated_again_away_from_the_rows_used(executor):
-    result = run(executor, [RIGHT, BOUNDARY], judge=NoJudge())
+    # A judge whose answer neither side gives: every duel drawn.
+    result = run(executor, [RIGHT, BOUNDARY], NOBODY)
     duels = result["duels"]
     assert [d["attempt"] for d in duels] == [1, 2, 3]
     assert result["separated_again"] == {"drawn": 2, "against_prior": 0, "close": 0, "pairs": 1}
     assert duels[1]["excluded_rows"] == duels[0]["rows"]
     assert not superhero_ids(duels[0]) & superhero_ids(duels[1])
     assert not (superhero_ids(duels[0]) | superhero_ids(duels[1])) & superhero_ids(duels[2])
-    once = run(executor, [RIGHT, BOUNDARY], judge=NoJudge(), rules=Rules(instances=1))
+    once = run(executor, [RIGHT, BOUNDARY], NOBODY, rules=Rules(instances=1))
     assert len(once["duels"]) == 1 and once["separated_again"]["pairs"] == 0
+    # A judge that gives no answer is not asked again on another instance.
+    silent = run(executor, [RIGHT, BOUNDARY], judge=NoJudge())
+    assert len(silent["duels"]) == 1 and silent["separated_again"]["pairs"] == 0
 
 
 def test_a_verdict_against_a_much_larger_group_is_checked_on_more_instances(executor):

@@ -383,6 +383,8 @@ def _again(t: Tournament, p: Pending) -> str | None:
     record = p.record
     if p.match.exhausted:
         return None
+    if (record.get("judge") or {}).get("rows") is None:
+        return None  # the judge abstained or failed: another instance asks it again in vain
     if record["verdict"] == "draw":
         return DRAWN
     winner, loser = (p.units if record["verdict"] == "a" else p.units[::-1])
@@ -490,6 +492,9 @@ def _confirm(t: Tournament) -> bool:
     used = sum(len(m.duels) for m in shared)
     if used >= limit or (shared and shared[-1].exhausted):
         return False
+    last = shared[-1].duels[-1] if shared and shared[-1].duels else {}
+    if (last.get("judge") or {}).get("rows") is None:
+        return False  # the judge gave no answer there: it would not on another instance
     match = Match(len(t.matches), best.first, runner.first, again=CLOSE, room=limit - used,
                   exclude=set().union(*(m.exclude for m in shared)))
     t.matches.append(match)
