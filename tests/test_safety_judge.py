@@ -53,8 +53,10 @@ def replies(fired: str) -> list[str]:
 
 def tournament(conn: psycopg.Connection, schema: str, question: str = QUESTION,
                evidence: str | None = None, judge: str = "llm") -> dict:
+    # Every pair once, on one instance: the duels these tests count and compare.
     return conn.execute(
-        "SELECT siselect.tournament(%s, %s, evidence => %s, judge => %s, search_path => %s)",
+        "SELECT siselect.tournament(%s, %s, evidence => %s, judge => %s, search_path => %s,"
+        " schedule => 'round-robin', instances => 1)",
         (CANDIDATES, question, evidence, judge, schema),
     ).fetchone()[0]
 
