@@ -506,6 +506,9 @@ def _accuracy(judge: Judge, rules: Rules) -> float:
     """How often the judge names the right answer, as the evidence model assumes."""
     if rules.judge_accuracy is not None:
         return rules.judge_accuracy
+    inner = getattr(judge, "inner", None)
+    if inner is not None and getattr(judge, "noise", None) == 0:
+        return _accuracy(inner, rules)  # a noise wrapper that adds none is its inner judge
     declared = getattr(judge, "accuracy", None)
     if isinstance(declared, float):
         return declared
