@@ -133,7 +133,7 @@ def _finish(conn: psycopg.Connection, schema: str, n: int) -> None:
 def build_yardstick(conn: psycopg.Connection, db_id: str, n: int, out: Path) -> str:
     """The yardstick's generator at ``--scale n``: new rows, not copies."""
     schema = f"{db_id}_x{n}"
-    path = out / f"yardstick-x{n}" / db_id / f"{db_id}.sqlite"
+    path = out.resolve() / f"yardstick-x{n}" / db_id / f"{db_id}.sqlite"
     if not path.exists():
         subprocess.run([sys.executable, "-m", "yardstick.synth", "--out", str(path.parents[1]),
                         "--db", db_id, "--scale", str(n)], check=True, cwd=ROOT)
