@@ -317,7 +317,7 @@ def plot(results: dict[str, list[dict]], path: Path) -> None:
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
+    p.add_argument("--scales", type=int, nargs="*", default=[1, 10, 100])
     p.add_argument("--tasks", type=int, default=20)
     p.add_argument("--yardstick", default="student_club", help="'' for none")
     p.add_argument("--yardstick-scales", type=int, nargs="+", default=[1, 10])
