@@ -96,3 +96,19 @@ def test_a_tournament_computes_each_candidates_witnesses_once(executor):
         witness_sql = LINEAGE.witness_query(to_tree(sql, "postgres", catalog), catalog).keyed_sql
         runs = [t for t in counting.texts if witness_sql in t]
         assert len(runs) == min(1, taking_part[i]), (sql, len(runs), taking_part[i])
+
+
+def test_a_whole_side_above_the_bound_is_looked_up_not_joined(executor):
+    """An empty COUNT has one witness, the empty one; against a sketched set it is looked up
+    there (one filtering scan) rather than both sets joined to complete W1-W2."""
+    catalog = load_catalog(executor)
+    lineages = lineages_of(("SELECT COUNT(*) FROM hero_power WHERE power_id = -1",
+                            "SELECT COUNT(*) FROM hero_power"), catalog)
+    counting = Counting(executor)
+    cache = WitnessCache(small=100, sketch=100)
+    for seed in range(4):  # whether the empty witness lies above the bound depends on it
+        pool = cache.pool(counting, lineages, seed)
+        assert pool.only1 == [[]] and pool.sizes["only1"] == 1 and pool.both == []
+        assert len(pool.only2) == 48 and "only2" in pool.estimated
+    assert not any("EXISTS" in t for t in counting.texts)
+    assert len(counting.texts) <= 4 * 3

@@ -36,6 +36,7 @@ from siselect.witnesses.interface import Backend, Lineage
 #: Witnesses kept of a larger set; also, by default, the largest set kept whole: moving
 #: tens of thousands of witnesses into Python costs far more than running the query.
 SKETCH = 8192
+LOOK_UP = 1000  # witnesses of a whole sample looked up in the other set, at most
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -105,25 +106,31 @@ def _estimate(count: int, bound: int) -> int:
     return round(count * _RANGE / (bound + 2**63 + 1))
 
 
-def _covered(sample: Sample, bound: int) -> bool:
-    return sample.complete and all(o <= bound for _, o, _ in sample.witnesses.values())
+def _covered(sample: Sample, bound: int, looked_up: dict[int, int]) -> bool:
+    return sample.complete and all(o <= bound or k in looked_up
+                                   for k, (_, o, _) in sample.witnesses.items())
 
 
-def pool_of(first: Sample, second: Sample, size: int = POOL) -> tuple[Pool, list[int]]:
+def pool_of(first: Sample, second: Sample, size: int = POOL,
+            looked_up: dict[int, int] | None = None) -> tuple[Pool, list[int]]:
     """The pool of two samples (the same object: identical queries), and the classes (bits)
-    none of whose witnesses the samples can see, to be completed on the server."""
+    none of whose witnesses the samples can see, to be completed on the server.
+    ``looked_up``: class bits of witnesses of a whole sample above the other's bound, found
+    by looking their keys up in the other set."""
+    looked_up = looked_up or {}
     pool = Pool(sizes={name: 0 for name in CLASSES.values()})
     whole = first.complete and second.complete
     bound = min(first.bound, second.bound)
     members: dict[int, list[tuple[int, tuple[int, ...]]]] = {b: [] for b in CLASSES}
     for key, (e, o, w) in {**second.witnesses, **first.witnesses}.items():
-        if o > bound:
+        if o > bound and key not in looked_up:
             continue
-        bits = 3 if first is second else (key in first.witnesses) | (key in second.witnesses) << 1
+        bits = 3 if first is second else looked_up.get(
+            key, (key in first.witnesses) | (key in second.witnesses) << 1)
         members[bits].append((e if whole else o, w))
-    # A whole sample all below the bound decides its classes exactly: W1-W2 and W1∩W2 for
-    # the first (an empty W1 among them), W2-W1 and W1∩W2 for the second.
-    decided = {1: _covered(first, bound), 2: _covered(second, bound)}
+    # A whole sample all below the bound (or looked up) decides its classes exactly: W1-W2
+    # and W1∩W2 for the first (an empty W1 among them), W2-W1 and W1∩W2 for the second.
+    decided = {1: _covered(first, bound, looked_up), 2: _covered(second, bound, looked_up)}
     decided[3] = decided[1] or decided[2]
     unseen = []
     for bits, name in CLASSES.items():
@@ -168,13 +175,35 @@ class WitnessCache:
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
         first, second = (self._sample(executor, s, seed) for s in streams)
-        pool, unseen = pool_of(first, second)
+        looked_up = {} if first is second else self._look_up(executor, first, second, streams)
+        pool, unseen = pool_of(first, second, looked_up=looked_up)
         if unseen:
             self.witness_statements += 1
             sides = Sides(seed, {3: streams[0]} if first is second
                           else {1: streams[0], 2: streams[1]})
             complete(executor, sides, unseen, pool)
         return pool
+
+    def _look_up(self, executor: Executor, first: Sample, second: Sample,
+                 streams: list[str]) -> dict[int, int]:
+        """Class bits of the (at most ``LOOK_UP``) witnesses of a whole sample that lie above
+        the other, sketched, sample's bound: their keys looked up in the other set, one
+        filtering scan instead of a join of both sets (an empty COUNT's one empty witness
+        against a million)."""
+        bits: dict[int, int] = {}
+        for mine, other, stream, own in ((first, second, streams[1], 1),
+                                         (second, first, streams[0], 2)):
+            if not mine.complete or other.complete:
+                continue
+            above = [k for k, (_, o, _) in mine.witnesses.items() if o > other.bound]
+            if not above or len(above) > LOOK_UP:
+                continue
+            self.witness_statements += 1
+            keys = "'{" + ",".join(str(int(k)) for k in above) + "}'::bigint[]"
+            found = {int(k) for (k,) in executor.run(
+                f"SELECT DISTINCT k FROM ({stream}) AS __l WHERE k = ANY({keys})").rows}
+            bits.update({k: own | (3 - own if k in found else 0) for k in above})
+        return bits
 
     def _sample(self, executor: Executor, stream: str, seed: int) -> Sample:
         key = (stream, seed)
