@@ -29,11 +29,11 @@ from siselect.instances.search import (
     one_sided_proposals,
     paper_proposals,
     paper_sizes,
-    union_sql,
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import tie_explained, with_ties
+from siselect.instances.witness_cache import rows_sql
 from siselect.runtime import deadline
 from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import Catalog, load_catalog
@@ -46,8 +46,10 @@ from siselect.witnesses import BACKENDS, Lineage, executor_for
 
 STRATEGIES = ("minimal", "paper")
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
-#: Tests spent minimising an instance of a better rank before settling for a worse one
-#: (the worst rank found is minimised without this limit, as the only instance was before).
+#: Distinct row sets tested minimising an instance of a better rank, while the smallest
+#: found is still above max_rows, before settling for a worse one (the worst rank found is
+#: minimised without this limit, as the only instance was before). Once a set fits
+#: max_rows its minimisation runs to the end: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
 
 
@@ -250,42 +252,50 @@ class _Best:
 
     def minimised(self, max_rows: int) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
-        better one stays above ``max_rows`` or costs more than ``IMPROVING_TRIES`` tests to
-        minimise (a meaningful instance can need many rows: a HAVING COUNT(*) > 15). The
-        last level accepts any instance on which both queries run (the worst rank found, if
-        worse), minimised without a limit: what the search did before it ranked."""
+        better one stays above ``max_rows`` (a meaningful instance can need many rows: a
+        HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tests. The last level accepts any
+        instance on which both queries run (the worst rank found, if worse), minimised
+        without a limit: what the search did before it ranked."""
         if not self.by_rank:
             return None
         levels = sorted(set(self.by_rank) | {max(DEGENERATE, max(self.by_rank))})
         for level in levels:
             last = level == levels[-1]
             start = min((r for rank, r in self.by_rank.items() if rank <= level), key=len)
-            rows = self._ddmin(start, level, None if last else IMPROVING_TRIES)
+            rows = self._ddmin(start, level, None if last else max_rows)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
         return None
 
-    def _ddmin(self, rows: list[int], rank: int, tries: int | None) -> list[int] | None:
-        smallest = [rows]
-        spent = [0]
+    def _ddmin(self, rows: list[int], rank: int, max_rows: int | None) -> list[int] | None:
+        """``rows`` made 1-minimal within ``rank`` (every row's removal ranks worse), or
+        None when, with ``max_rows``, ``IMPROVING_TRIES`` distinct sets were tested and none
+        as good fits ``max_rows`` yet. The limit never cuts a minimisation short once a set
+        fits: the smallest set so far is not 1-minimal, and ddmin then has at most
+        ``max_rows`` rows to go."""
+        verdicts: dict[frozenset[int], bool] = {}  # ddmin tests some sets twice
+        smallest = len(rows)
 
         def as_good(subset: list[int]) -> bool:
-            spent[0] += 1
-            if tries is not None and spent[0] > tries:
-                raise _Enough
-            ok = self.rank_of(subset) <= rank
-            if ok and len(subset) < len(smallest[0]):
-                smallest[0] = subset
-            return ok
+            nonlocal smallest
+            key = frozenset(subset)
+            if key not in verdicts:
+                if max_rows is not None and smallest > max_rows \
+                        and len(verdicts) >= IMPROVING_TRIES:
+                    raise _Enough
+                verdicts[key] = self.rank_of(subset) <= rank
+                if verdicts[key]:
+                    smallest = min(smallest, len(subset))
+            return verdicts[key]
 
         try:
             return ddmin(rows, as_good)
         except _Enough:
-            return smallest[0]
+            return None
 
 
 class _Enough(Exception):
-    """Minimising a better-ranked instance took its share of tests."""
+    """Minimising a better-ranked instance took its share of tests without fitting."""
 
 
 def _time_left(pair: Pair, options: Options) -> bool:
@@ -327,7 +337,7 @@ def _search(
             break
         best.consider(rows)
     if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
-        _fallback(pair, best, lineages, notes, frozenset(options.exclude))
+        _fallback(pair, best, lineages, notes, frozenset(options.exclude), options.seed)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
     found = best.minimised(options.max_rows)
@@ -348,9 +358,9 @@ def _without(pool: Any, exclude: tuple[int, ...]) -> Any:
 
 
 def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str],
-              exclude: frozenset[int] = frozenset()) -> None:
+              exclude: frozenset[int] = frozenset(), seed: int = 0) -> None:
     """All rows of all witnesses, then all rows of the tables read, when small enough."""
-    union = _union(pair, lineages)
+    union = _union(pair, lineages, seed)
     rows = [] if union is None else [r for r in union if r not in exclude]
     if len(rows) <= UNION_LIMIT and rows and best.consider(rows) <= FAILED \
             and best.by_rank[best.rank] == rows:
@@ -377,21 +387,22 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
             break
         rank = best.consider(rows)
         if rank <= DEGENERATE:
-            smaller = best._ddmin(rows, rank, IMPROVING_TRIES)
+            smaller = best._ddmin(rows, rank, options.max_rows)
             if smaller is not None and len(smaller) <= options.max_rows \
                     and (found is None or len(smaller) < len(found)):
                 return smaller
     return found
 
 
-def _union(pair: Pair, lineages: list[Lineage]) -> list[int] | None:
-    """Every row of both queries' witnesses, or None when more than ``UNION_LIMIT``."""
+def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
+    """Every row of both queries' witnesses, witness by witness, or None when more than
+    ``UNION_LIMIT``."""
     executor = executor_for(pair.executor, lineages)
     if pair.witnesses is None:
-        union = union_sql(lineages[0].sql, lineages[1].sql, UNION_LIMIT)
+        union = rows_sql([lin.sql for lin in lineages], UNION_LIMIT, seed)
         rows = [int(r) for (r,) in executor.run(union).rows]
         return rows if len(rows) <= UNION_LIMIT else None
-    each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT) for lin in lineages]
+    each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT, seed) for lin in lineages]
     if each[0] is None or each[1] is None:
         return None
     rows = list(dict.fromkeys(each[0] + each[1]))
