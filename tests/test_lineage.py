@@ -301,3 +301,16 @@ def test_pool_order_follows_the_seed(executor, catalog):
     pools = [search.fetch_pool(executor, *lineages, seed, keyed=True) for seed in (1, 2)]
     assert pools[0].only1 != pools[1].only1
     assert sorted(pools[0].both) != sorted(pools[1].both)
+
+
+def test_a_window_partition_too_large_keeps_its_rows_alone(executor, catalog, monkeypatch):
+    """Rows pair with their partition's rows only while partition size times block size stays
+    within the limit: beyond it, each row is its own witness (no quadratic blow-up)."""
+    from siselect.witnesses.lineage import windows
+
+    sql = "SELECT id, SUM(weight_kg) OVER () FROM superhero WHERE weight_kg > 80"
+    (n,) = executor.run("SELECT count(*) FROM superhero WHERE weight_kg > 80").rows[0]
+    assert n * n > 1000
+    monkeypatch.setattr(windows, "PAIR_LIMIT", 1000)
+    found = witnesses(executor, witness_query(to_tree(sql, "postgres", catalog), catalog).sql)
+    assert len(found) == n and all(len(w) == 1 for w in found)

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from pg_corpus.corpus import Pair, generate  # noqa: E402
 from pg_corpus.measure import measure  # noqa: E402
-from pg_corpus.templates import CONSTRUCTS, TEMPLATES  # noqa: E402
+from pg_corpus.templates import CONSTRUCTS  # noqa: E402
 from siselect.client.loader import load  # noqa: E402
 from siselect.client.pgexec import connect  # noqa: E402
 from siselect.instances.separate import Options  # noqa: E402
@@ -85,10 +85,8 @@ def test_each_pair_is_separated_or_truly_the_same(corpus, connections, construct
     tally = measure(connections, pairs, Options(dialect="postgres",
                                                 budget_seconds=BUDGET_SECONDS, seed=1))
     failed = [(v.pair.key, v.status, v.reason, v.pair.query, v.pair.twin)
-              for v in tally.failures() if not TEMPLATES[v.pair.template].gap]
+              for v in tally.failures()]
     assert failed == []
-    for v in tally.failures():  # a known gap may go unseparated, never give a wrong answer
-        assert v.status in ("timeout", "failed"), (v.pair.key, v.status, v.reason)
     for v in tally.verdicts:
         assert v.seconds < BUDGET_SECONDS + 5
         if v.status == "separated":

@@ -179,3 +179,20 @@ def test_queries_that_disagree_on_no_rows_get_the_empty_instance_only_if_nothing
     assert "empty" in result["meaning_reason"] and "all NULL" in result["meaning_reason"]
     assert result["answers"]["q1"]["rows"] == [[0]]
     assert result["answers"]["q2"]["rows"] == [[None]]
+
+
+PER_PUBLISHER = ("SELECT id, SUM(weight_kg) OVER (PARTITION BY publisher_id) AS total "
+                 "FROM superhero WHERE weight_kg > 80")
+OVER_ALL = PER_PUBLISHER.replace("PARTITION BY publisher_id", "")
+
+
+def test_window_partitions_separate_on_one_row_of_each_of_two_partitions(executor):
+    """A window value's witnesses include its partition's rows: two rows of two publishers
+    are a meaningful instance (each query's totals as it computes them on D')."""
+    result = separate(executor, PER_PUBLISHER, OVER_ALL, Options(budget_seconds=60))
+    assert result["status"] == "separated" and result["meaning"] == "meaningful"
+    assert result["rows"] == 2
+    shown = result["instance"]["superhero"]
+    publishers = {row[shown["columns"].index("publisher_id")] for row in shown["rows"]}
+    assert len(publishers) == 2
+    assert one_minimal(executor, PER_PUBLISHER, OVER_ALL, result)

@@ -21,17 +21,11 @@ class Template:
     needs: frozenset[str]
     query: str
     twin: str
-    gap: str = ""  # why the lineage does not cover this pair yet (listed, still measured)
 
 
-def _t(construct: str, needs: str, query: str, twin: str, gap: str = "") -> Template:
+def _t(construct: str, needs: str, query: str, twin: str) -> Template:
     return Template(construct, frozenset(needs.split()), " ".join(query.split()),
-                    " ".join(twin.split()), gap)
-
-
-#: A window function's witness is its row alone (lineage/block.py): an answer that depends on
-#: other rows of the partition or frame is separated only when the search happens to pair them.
-WINDOW_GAP = "window functions: witness is the row itself, not its partition"
+                    " ".join(twin.split()))
 
 
 CAST, FILTER, ILIKE, NULLIF, EXTRACT, DATE_TRUNC, STRING_AGG, DISTINCT_ON, WINDOW, LATERAL, \
@@ -113,7 +107,7 @@ TEMPLATES = [
        "(ORDER BY {n} DESC NULLS LAST, {k}) AS rn FROM {t}) AS ranked WHERE rn <= 2"),
     _t(WINDOW, "num", "SELECT {k}, SUM({n}) OVER (PARTITION BY {c}) AS group_total FROM {t} "
        "WHERE {n} > {N}",
-       "SELECT {k}, SUM({n}) OVER () AS group_total FROM {t} WHERE {n} > {N}", WINDOW_GAP),
+       "SELECT {k}, SUM({n}) OVER () AS group_total FROM {t} WHERE {n} > {N}"),
     _t(WINDOW, "", "SELECT DISTINCT {c}, COUNT(*) OVER (PARTITION BY {c}) AS n FROM {t}",
        "SELECT DISTINCT {c}, COUNT({c}) OVER (PARTITION BY {c}) AS n FROM {t}"),
     # -- LATERAL

@@ -31,7 +31,12 @@ from sqlglot import exp
 from siselect.instances.pair import Failed
 from siselect.runtime.answers import normal_row
 from siselect.runtime.executor import Rows
-from siselect.witnesses.lineage.analysis import is_aggregate_call, is_aggregated, own_aggregates
+from siselect.witnesses.lineage.analysis import (
+    is_aggregate_call,
+    is_aggregated,
+    own_aggregates,
+    own_nodes,
+)
 
 MEANINGFUL, NON_DEGENERATE, DEGENERATE, FAILED = 0, 1, 2, 3
 RANK_NAMES = {MEANINGFUL: "meaningful", NON_DEGENERATE: "non-degenerate",
@@ -52,11 +57,13 @@ def shape(tree: exp.Query, width: int) -> Shape:
     aggregates, its aggregate columns are values and the others keys; when only something
     below it aggregates (a CTE, a derived table, a scalar subquery), which columns hang on
     the aggregate is not followed, so the whole answer is one group of values; otherwise
-    every column is a key."""
+    every column is a key, but for the top SELECT's window function columns, values like
+    aggregates (they hang on the rows of their partition)."""
     if not isinstance(tree, exp.Select) or not is_aggregated(tree):
         if any(is_aggregate_call(n) for n in tree.walk()):
             return Shape((), tuple(range(width)))
-        return Shape(tuple(range(width)), ())
+        windowed = _window_columns(tree, width)
+        return Shape(tuple(i for i in range(width) if i not in windowed), windowed)
     selects = tree.selects
     if len(selects) != width:  # a star we cannot line up: rows as a whole
         return Shape(tuple(range(width)), ())
@@ -64,6 +71,15 @@ def shape(tree: exp.Query, width: int) -> Shape:
     values = tuple(i for i, e in enumerate(selects)
                    if any(id(n) in aggregates for n in e.walk()))
     return Shape(tuple(i for i in range(width) if i not in values), values)
+
+
+def _window_columns(tree: exp.Query, width: int) -> tuple[int, ...]:
+    """The output columns of ``tree``'s own window functions (none when a star hides
+    which they are)."""
+    if not isinstance(tree, exp.Select) or len(tree.selects) != width:
+        return ()
+    return tuple(i for i, e in enumerate(tree.selects)
+                 if any(isinstance(n, exp.Window) for n in own_nodes(e)))
 
 
 Keyed = dict[Any, frozenset]

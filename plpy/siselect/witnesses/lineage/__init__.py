@@ -16,8 +16,8 @@ JOIN), MIN/MAX scalar subqueries (witnessed by the rows reaching the extreme), a
 with FILTER/DISTINCT. Over-approximated, and named in :attr:`Lineage.notes`: negated and
 other subqueries (the rows they read are listed as witnesses of their own), EXCEPT (its right
 side likewise), INTERSECT, OFFSET (the skipped rows are kept), window functions (the row
-itself), two or more aggregated FROM items in one block (their witnesses listed apart rather
-than multiplied, see :mod:`.crossed`).
+with each row of its partition, see :mod:`.windows`), two or more aggregated FROM items in
+one block (their witnesses listed apart rather than multiplied, see :mod:`.crossed`).
 
 Every kind of relation has witnesses: rows are identified as docs/instances.md ("Row
 identity") says, views read through their definition are expanded first.

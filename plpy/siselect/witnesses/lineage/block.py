@@ -1,7 +1,8 @@
 """One SELECT block: its FROM items give slots, and its shape decides what it returns.
 
 - no grouping: the row's single witness (one slot per base-table occurrence) and the
-  multi columns of its FROM items, passed through;
+  multi columns of its FROM items, passed through; with window functions, the witnesses
+  of the rows of each window's partition besides (see :mod:`.windows`);
 - GROUP BY, aggregates or a plain DISTINCT: ``array_agg`` of the witnesses of the rows of
   each group, next to the block's own aggregates (same pass). When FROM items carry multi
   groups, their witnesses are enumerated by LATERAL ``unnest(...) WITH ORDINALITY``, which
@@ -17,6 +18,7 @@ from sqlglot import exp
 from siselect.runtime import rowids
 from siselect.runtime.catalog import Table
 from siselect.runtime.privileges import readable_columns
+from siselect.witnesses.lineage import windows
 from siselect.witnesses.lineage.analysis import (
     Source,
     alias_ident,
@@ -61,8 +63,6 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewri
     plain_distinct = distinct is not None and distinct.args.get("on") is None
     if plain_distinct and shape == "groups" and (is_aggregated(select) or has_window(select)):
         return _distinct_over_groups(select, env)
-    if has_window(select):
-        env.ctx.approximate("window function (witness: the row itself)")
     original = select.copy() if shape == "survivors" else None
     sources = sources_of(select, env.ctx.catalog, env)
     keys = answer_keys(original, sources) if original is not None else None
@@ -79,6 +79,11 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewri
     names = _names(select, sources, env)
     for plan in plans:
         _attach(select, plan, parts)
+    if has_window(select):
+        if aggregated:
+            env.ctx.approximate(windows.OVER_GROUPS_NOTE)
+        else:
+            windows.add_partitions(select, parts, env.ctx)
     if shape == "rows":
         return _ungrouped(select, parts, env)
     if shape == "survivors":
