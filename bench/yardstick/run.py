@@ -445,7 +445,8 @@ def with_baseline(baselines: dict[str, dict], label: str, view: dict) -> dict:
 
 
 def matching_baseline(baselines: dict[str, dict], run: dict) -> tuple[str, dict | None]:
-    """The newest-written baseline made with the same limit and candidates."""
+    """The last baseline (in label order: the file is written sorted) made with the same
+    limit and candidates; label new baselines so that they sort after the old."""
     for label, base in reversed(list(baselines.items())):
         made = base.get("run", {})
         if made.get("limit") == run["limit"] and \
