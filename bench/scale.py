@@ -38,6 +38,7 @@ from memory import uss_bytes  # noqa: E402
 from siselect.client.loader import load  # noqa: E402
 from siselect.client.options import resolve_dsn  # noqa: E402
 from siselect.client.pgexec import PsycopgExecutor  # noqa: E402
+from siselect.instances.pair import MAX_ANSWER_ROWS  # noqa: E402
 from siselect.runtime.answers import same_answer  # noqa: E402
 from siselect.runtime.catalog import load_catalog  # noqa: E402
 from siselect.runtime.values import canonical_rows  # noqa: E402
@@ -175,8 +176,12 @@ def answers(conn: psycopg.Connection, executor: PsycopgExecutor, catalog, sqls: 
             continue
         started = time.perf_counter()
         try:
-            rows = conn.execute(text).fetchall()
-            got.append(canonical_rows(rows))
+            # As the tournament reads an answer: at most MAX_ANSWER_ROWS + 1 rows (a larger
+            # one drops the candidate), so an answer of millions of rows costs the same here.
+            with conn.transaction(), conn.cursor(name="plain") as cur:
+                cur.execute(text)
+                rows = cur.fetchmany(MAX_ANSWER_ROWS + 1)
+            got.append(canonical_rows(rows) if len(rows) <= MAX_ANSWER_ROWS else None)
         except psycopg.Error:
             got.append(None)
         seconds += time.perf_counter() - started
