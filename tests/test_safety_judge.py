@@ -134,7 +134,10 @@ def test_a_hostile_question_changes_nothing_but_the_prompt(admin, hostile, probe
         asked = len(chat.chat_requests())
         hostile_run = tournament(admin, hostile, HOSTILE_QUESTION, HOSTILE_EVIDENCE)
     prompts = [r.body["messages"][-1]["content"] for r in chat.chat_requests()[asked:]]
-    assert prompts and all(HOSTILE_QUESTION in p and HOSTILE_EVIDENCE in p for p in prompts)
+    # The question's own closing tag is spelled <\/question>, so it cannot end the section.
+    shown_question = HOSTILE_QUESTION.replace("</question>", "<\\/question>")
+    assert prompts and all(shown_question in p and HOSTILE_EVIDENCE in p for p in prompts)
+    assert all(p.count("</question>") == 1 for p in prompts)
     for run in (benign, hostile_run):
         run.pop("question")
     assert stable(benign) == stable(hostile_run)

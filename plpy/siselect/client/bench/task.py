@@ -37,6 +37,7 @@ from siselect.runtime.results import serialise
 from siselect.selection.judges import Judge, NoisyJudge, make_judge
 from siselect.selection.report import markdown_report
 from siselect.selection.report_view import Inputs
+from siselect.selection.rules import Rules
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
 from siselect.sqltext.transpile import to_tree
 
@@ -108,9 +109,12 @@ class _Clock:
         return self.seconds
 
 
-def _contenders(entries: list[Entry]) -> list[Contender]:
+def _contenders(entries: list[Entry], strategy: str) -> list[Contender]:
+    """Groups as the tournament forms them (its strategy's grouping), so that consistency and
+    the LLM baselines see the same groups."""
+    grouping = Rules().resolved(strategy).grouping or "exact"
     return [Contender(g.representative, entries[g.representative].sql, g.answer, len(g.members))
-            for g in group(entries)]
+            for g in group(entries, grouping)]
 
 
 def _judge(task: Task, settings: Settings, gold: exp.Query, rivals: list[exp.Query]) -> Judge:
@@ -126,7 +130,9 @@ def _tournament(executor: Executor, catalog: Catalog, task: Task, settings: Sett
                 ) -> tuple[dict[str, Any] | None, dict[str, str] | None,
                            Callable[[], list[dict[str, Any]]]]:
     """The tournament, and how to replay it with a noisy judge on the same instances."""
-    rivals = [t for t in (entries[c.index].tree for c in _contenders(entries)) if t is not None]
+    rivals = [t for t in (entries[c.index].tree
+                          for c in _contenders(entries, settings.options.strategy))
+              if t is not None]
     memo: dict[Any, Any] | None = {} if settings.replays.levels else None
 
     def play(judge: Judge, on: Executor = executor) -> dict[str, Any]:
@@ -205,7 +211,7 @@ def _choices(complete: Complete | None, catalog: Catalog, task: Task, settings: 
              entries: list[Entry], result: dict[str, Any] | None
              ) -> tuple[dict[str, int | None], dict[str, dict[str, Any]]]:
     """The candidate each method chose (None: no choice), and the LLM baselines' runs."""
-    contenders = _contenders(entries)
+    contenders = _contenders(entries, settings.options.strategy)
     winner = (result or {}).get("winner") or {}
     choices: dict[str, int | None] = {"tournament": winner.get("index")}
     if "consistency" in settings.baselines:
@@ -234,7 +240,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
                        task_report(task, record, None, settings.options.dialect))
     clock.lap("gold")
     entries = prepare(executor, catalog, task.candidates, settings.options.dialect)
-    contenders = _contenders(entries)
+    contenders = _contenders(entries, settings.options.strategy)
     correct = [e.index for e in entries if e.answer is not None
                and bird_equal(e.answer.rows, gold_rows)]
     clock.lap("candidates")
