@@ -38,6 +38,24 @@ def uss_bytes(pid: int) -> int:
     return fields["Private_Clean"] + fields["Private_Dirty"]
 
 
+def sampled_peak(pid: int, base: int, work, every: float = SAMPLE_SECONDS
+                 ) -> tuple[int, float]:
+    """Run ``work`` in a thread while sampling backend ``pid``'s USS: the peak (at least
+    ``base``) and the seconds ``work`` took."""
+    thread = threading.Thread(target=work)
+    started = time.perf_counter()
+    thread.start()
+    peak = base
+    while thread.is_alive():
+        try:
+            peak = max(peak, uss_bytes(pid))
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(every)
+    thread.join()
+    return peak, time.perf_counter() - started
+
+
 def peak_during(dsn: str, sql: str, args: tuple) -> tuple[int, int, float, str]:
     """Run ``sql`` on a new connection; its backend's USS before, at peak, the seconds, and
     the outcome (a status or the error's SQLSTATE and message)."""
@@ -66,18 +84,8 @@ def peak_during(dsn: str, sql: str, args: tuple) -> tuple[int, int, float, str]:
             except psycopg.Error as exc:
                 outcome["text"] = f"error {exc.sqlstate}: {str(exc).splitlines()[0]}"
 
-        thread = threading.Thread(target=work)
-        started = time.monotonic()
-        thread.start()
-        peak = base
-        while thread.is_alive():
-            try:
-                peak = max(peak, uss_bytes(pid))
-            except (FileNotFoundError, ProcessLookupError):
-                break
-            time.sleep(SAMPLE_SECONDS)
-        thread.join()
-        return base, peak, time.monotonic() - started, outcome.get("text", "?")
+        peak, seconds = sampled_peak(pid, base, work)
+        return base, peak, seconds, outcome.get("text", "?")
 
 
 def setup(dsn: str, big_rows: int) -> None:

@@ -24,7 +24,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -34,7 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import psycopg  # noqa: E402
 
 from common import DATA, SUPERHERO, parser  # noqa: E402
-from memory import uss_bytes  # noqa: E402
+from memory import sampled_peak, uss_bytes  # noqa: E402
 from siselect.client.loader import load  # noqa: E402
 from siselect.client.options import resolve_dsn  # noqa: E402
 from siselect.client.pgexec import PsycopgExecutor  # noqa: E402
@@ -210,18 +209,7 @@ def tournament(dsn: str, schema: str, task: dict, timeout_s: int) -> tuple[dict,
             except psycopg.Error as exc:
                 outcome["error"] = f"{exc.sqlstate}: {str(exc).splitlines()[0]}"
 
-        thread = threading.Thread(target=work)
-        started = time.perf_counter()
-        thread.start()
-        peak = base
-        while thread.is_alive():
-            try:
-                peak = max(peak, uss_bytes(pid))
-            except (FileNotFoundError, ProcessLookupError):
-                break
-            time.sleep(SAMPLE_SECONDS)
-        thread.join()
-        seconds = time.perf_counter() - started
+        peak, seconds = sampled_peak(pid, base, work, SAMPLE_SECONDS)
         return (outcome.get("result") or {"error": outcome.get("error")}, seconds, peak - base,
                 peak)
 
