@@ -46,9 +46,9 @@ def test_exact_grouping_tells_column_orders_apart(executor):
     exact = run(executor, candidates, height_first, question=question)
     assert exact["rules"]["grouping"] == "exact"
     assert [g["members"] for g in exact["groups"]] == [[0], [1, 2]]
-    # No instance tells column orders apart (the judge's comparison ignores them): a draw,
-    # and the larger group wins.
-    assert exact["duels"][0]["separation"] == "same_answer"
+    # The duel gets a non-empty instance, and the judge's column order decides.
+    assert exact["duels"][0]["separation"] == "separated"
+    assert exact["duels"][0]["matched"] == [1, 2]
     assert exact["winner"]["index"] == 1
     paper = run(executor, candidates, height_first, rules=Rules(grouping="paper"),
                 question=question)

@@ -578,3 +578,44 @@ def matches_judge(sql_rows: Iterable[Sequence[Any]], judge_rows: Iterable[Sequen
     """Whether a query's answer on D' is the judge's answer: numeric text counts as numbers
     and a number the judge wrote with few decimals matches the query's value rounded so."""
     return same_answer(sql_rows, judge_rows, tolerance)
+
+
+def _column(rows: Sequence[Sequence[Any]], j: int) -> list[tuple[Any]]:
+    return [(row[j],) for row in rows]
+
+
+def same_in_order(a_rows: Iterable[Sequence[Any]], b_rows: Iterable[Sequence[Any]],
+                  tolerance: Tolerance = SQL_TOLERANCE) -> bool:
+    """:func:`same_answer`, and column by column too: the values at each position of ``a``
+    are the values at that position of ``b`` (under ``tolerance``). Two answers that are
+    the same but for column order are not the same in order (BIRD counts one of them
+    wrong)."""
+    a, b = list(a_rows), list(b_rows)
+    if not same_answer(a, b, tolerance):
+        return False
+    widths = {len(row) for row in a} | {len(row) for row in b}
+    if len(widths) > 1:
+        return False
+    width = widths.pop() if widths else 0
+    return all(same_answer(_column(a, j), _column(b, j), tolerance) for j in range(width))
+
+
+def matches_judge_in_order(sql_rows: Iterable[Sequence[Any]],
+                           judge_rows: Iterable[Sequence[Any]],
+                           tolerance: Tolerance = JUDGE_TOLERANCE) -> bool:
+    """:func:`matches_judge`, with the query's columns in the judge's column order."""
+    return same_in_order(sql_rows, judge_rows, tolerance)
+
+
+def judge_matches(answers: Sequence[Sequence[Sequence[Any]] | None],
+                  judge_rows: Sequence[Sequence[Any]],
+                  tolerance: Tolerance = JUDGE_TOLERANCE) -> list[bool]:
+    """Which answers (None: an error) match the judge's. Among several that match ignoring
+    column order, those also in the judge's column order match and the others do not; when
+    none is in the judge's order, every one that matches ignoring it does."""
+    matched = [a is not None and matches_judge(a, judge_rows, tolerance) for a in answers]
+    if sum(matched) < 2:
+        return matched
+    in_order = [m and a is not None and matches_judge_in_order(a, judge_rows, tolerance)
+                for a, m in zip(answers, matched, strict=True)]
+    return in_order if any(in_order) else matched

@@ -28,7 +28,14 @@ from siselect.instances.shadow import restrict
 from siselect.instances.shrink import smaller_instances
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges
-from siselect.runtime.answers import JUDGE_TOLERANCE, Tolerance, exact_key, matches_judge
+from siselect.runtime.answers import (
+    JUDGE_TOLERANCE,
+    Tolerance,
+    exact_key,
+    judge_matches,
+    matches_judge,
+    same_in_order,
+)
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import Cancelled, InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
@@ -51,6 +58,7 @@ PRIOR_RATIO = 2
 AGAINST_PRIOR = "the verdict goes against a much larger group"
 DRAWN = "drawn"
 CLOSE = "the winner is not yet sure"
+COLUMN_ORDER = "the answers on D differ only in column order"
 #: Evidence scoring: the log-odds by which the winner must lead the best unit of another
 #: group before the tournament ends (9 to 1); while it does not, the pair between the two is
 #: separated again, up to the instance limit.
@@ -124,17 +132,24 @@ def prepare(
     return entries
 
 
+def _rows(answer: Rows) -> list[Any] | None:
+    """An answer's rows for the comparator; None for an error on D'."""
+    return None if isinstance(answer, Failed) else answer.rows
+
+
 def verdict(judge_rows: list[list[Any]] | None, a: Rows, b: Rows,
             tolerance: Tolerance = JUDGE_TOLERANCE) -> tuple[str, str]:
     """The comparator: the side whose answer on D' matches the judge's wins."""
     if judge_rows is None:
         return "draw", "the judge gave no answer"
-    ok_a = matches_judge(a.rows, judge_rows, tolerance)
-    ok_b = matches_judge(b.rows, judge_rows, tolerance)
+    rows = [_rows(a), _rows(b)]
+    ok_a, ok_b = judge_matches(rows, judge_rows, tolerance)
+    loose = all(r is not None and matches_judge(r, judge_rows, tolerance) for r in rows)
+    order = " in the judge's column order" if loose else ""
     if ok_a and not ok_b:
-        return "a", "only A's answer on D' matches the judge's"
+        return "a", f"only A's answer on D' matches the judge's{order}"
     if ok_b and not ok_a:
-        return "b", "only B's answer on D' matches the judge's"
+        return "b", f"only B's answer on D' matches the judge's{order}"
     if ok_a and ok_b:
         return "draw", "both answers match the judge's"
     return "draw", "neither answer matches the judge's"
@@ -217,6 +232,8 @@ def _separated(t: Tournament, pair: Pair, a: Entry, b: Entry, exclude: tuple[int
     options = replace(t.options, exclude=exclude) if exclude else t.options
     try:
         sep = separate_pair(pair, a.answer, b.answer, options)
+        if sep["status"] == "same_answer" and not same_in_order(a.answer.rows, b.answer.rows):
+            sep = _column_order_instance(t, pair, a, options)
     except Cancelled:  # the whole call's time is up, not this pair's
         raise
     except SiselectError as exc:  # a query's time limit, lineage out of reach: this pair only
@@ -231,6 +248,25 @@ def _separated(t: Tournament, pair: Pair, a: Entry, b: Entry, exclude: tuple[int
         record.update(verdict="draw", reason=f"no separating instance: {sep.get('reason')}")
         return Separated(record, sep)
     return Separated(record, sep, pair.answers_on(sep["row_ids"]))
+
+
+def _column_order_instance(t: Tournament, pair: Pair, a: Entry, options: Options
+                           ) -> dict[str, Any]:
+    """A D' for two answers that differ only in column order: they do so on every D' where
+    they are not empty, so A is separated from A made empty (``WHERE false`` around it),
+    which yields an instance where A's answer is not empty, ranked by meaning like any
+    other. Its answers are then both queries' own."""
+    assert a.tree is not None and a.answer is not None
+    empty = exp.select("*").from_(a.tree.copy().subquery("column_order")).where(exp.false())
+    probe = Pair(t.executor, t.catalog, (a.tree, empty), witnesses=t.witnesses)
+    sep = separate_pair(probe, a.answer, Rows(a.answer.columns, []), options)
+    sep["sql"] = {"q1": pair.trees[0].sql("postgres"), "q2": pair.trees[1].sql("postgres")}
+    if sep["status"] == "separated":
+        d1, d2 = pair.answers_on(sep["row_ids"])
+        sep["answers"] = {"q1": answer_json(d1), "q2": answer_json(d2)}
+        sep["column_order"] = True
+        sep["reason"] = COLUMN_ORDER
+    return sep
 
 
 def judge_all(judge: Judge, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
@@ -284,6 +320,8 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         why = UNAVAILABLE
     elif answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
+    if sep.get("column_order"):
+        why = f"{COLUMN_ORDER}; {why}"
     record.update(verdict=side, reason=why)
     if t.reference is not None and t.judge.name != "reference":
         ref = run_on_shown(t.reference)
@@ -331,11 +369,11 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
         else:
             groups = [list(unit.members)]
         for g in groups:
-            answer = members[next(i for i in g if i in members)]
-            matched = None if judge_rows is None else (
-                not isinstance(answer, Failed) and matches_judge(answer.rows, judge_rows,
-                                                                 tolerance))
-            parts.append((unit, g, matched))
+            parts.append((unit, g, None))
+    if judge_rows is not None:  # compared together: the judge's column order breaks ties
+        found = judge_matches([_rows(members[next(i for i in g if i in members)])
+                               for _, g, _ in parts], judge_rows, tolerance)
+        parts = [(u, g, m) for (u, g, _), m in zip(parts, found, strict=True)]
     outcomes = [m for _, _, m in parts if m is not None]
     any_matched, all_matched = any(outcomes), bool(outcomes) and all(outcomes)
     new_units: dict[int, list[Unit]] = {}

@@ -1,0 +1,65 @@
+"""Candidates whose answers differ only in column order (issue 15, point 4): exact grouping
+puts them in different groups, their duel gets a non-empty instance, and the comparator
+prefers the answer in the judge's column order (BIRD counts the other wrong)."""
+
+import pytest
+
+from siselect.runtime.answers import (
+    judge_matches,
+    matches_judge,
+    matches_judge_in_order,
+    same_in_order,
+)
+from test_selection_rules import run
+
+QUESTION = "What is the tallest height of each publisher's heroes?"
+PUBLISHER_FIRST = "SELECT publisher_id, MAX(height_cm) FROM superhero GROUP BY publisher_id"
+HEIGHT_FIRST = "SELECT MAX(height_cm), publisher_id FROM superhero GROUP BY publisher_id"
+# The gold, written another way, in the publisher-first order.
+REFERENCE = "SELECT s.publisher_id, MAX(s.height_cm) AS tallest FROM superhero s GROUP BY 1"
+
+
+@pytest.mark.parametrize("candidates", [[PUBLISHER_FIRST, HEIGHT_FIRST],
+                                        [HEIGHT_FIRST, PUBLISHER_FIRST]])
+def test_the_reference_judge_picks_its_own_column_order_whatever_the_input_order(
+        executor, candidates):
+    result = run(executor, candidates, REFERENCE, question=QUESTION)
+    assert [g["members"] for g in result["groups"]] == [[0], [1]]
+    assert result["winner"]["sql"] == PUBLISHER_FIRST
+    duel = result["duels"][0]
+    assert duel["separation"] == "separated"
+    assert "column order" in duel["reason"]
+    assert duel["rows"] >= 1 and duel["answers"]["a"]["rows"] and duel["answers"]["b"]["rows"]
+    assert duel["matched"] == [candidates.index(PUBLISHER_FIRST)]
+    assert duel["verdict"] == "ab"[candidates.index(PUBLISHER_FIRST)]
+
+
+def test_a_judge_in_neither_column_order_leaves_the_duel_drawn(executor):
+    three = "SELECT publisher_id, MAX(height_cm), MIN(weight_kg) FROM superhero " \
+            "GROUP BY publisher_id"
+    swapped = "SELECT MAX(height_cm), publisher_id, MIN(weight_kg) FROM superhero " \
+              "GROUP BY publisher_id"
+    judge = "SELECT MIN(weight_kg), MAX(height_cm), publisher_id FROM superhero " \
+            "GROUP BY publisher_id"
+    result = run(executor, [three, swapped], judge, question=QUESTION)
+    judged = [d for d in result["duels"] if d.get("judge")]
+    assert judged and all(d["separation"] == "separated" for d in judged)
+    assert all(d["verdict"] == "draw" and d["matched"] == [0, 1] for d in judged)
+
+
+def test_matches_judge_in_order_under_the_judges_tolerance():
+    ours, swapped = [(1, 0.333333), (2, 0.666667)], [(0.333333, 1), (0.666667, 2)]
+    judge = [["1", "0.33"], ["2", "0.67"]]
+    assert matches_judge(ours, judge) and matches_judge(swapped, judge)
+    assert matches_judge_in_order(ours, judge)
+    assert not matches_judge_in_order(swapped, judge)
+    assert not matches_judge_in_order([(1, 0.34), (2, 0.67)], judge)  # past 2 decimals
+    assert matches_judge_in_order([], [])
+    assert same_in_order([(1, "a")], [(1.0, "a")]) and not same_in_order([(1, "a")], [("a", 1)])
+
+
+def test_judge_matches_prefers_the_judges_order_and_falls_back_when_none_is_in_it():
+    judge = [["x", "1", "2"]]
+    assert judge_matches([[("x", 1, 2)], [(1, "x", 2)], None], judge) == [True, False, False]
+    assert judge_matches([[(2, 1, "x")], [(1, "x", 2)]], judge) == [True, True]
+    assert judge_matches([[(1, "x", 2)], [("y", 1, 2)]], judge) == [True, False]
