@@ -63,3 +63,21 @@ def test_judge_matches_prefers_the_judges_order_and_falls_back_when_none_is_in_i
     assert judge_matches([[("x", 1, 2)], [(1, "x", 2)], None], judge) == [True, False, False]
     assert judge_matches([[(2, 1, "x")], [(1, "x", 2)]], judge) == [True, True]
     assert judge_matches([[(1, "x", 2)], [("y", 1, 2)]], judge) == [True, False]
+
+
+def test_the_llm_judges_written_answer_is_compared_by_the_same_rule():
+    """The verdict an LLM's reply (text, its own precision and tolerance) gets between two
+    column orders: its order wins; a reply in neither order is a draw, as before."""
+    from siselect.runtime.executor import Rows
+    from siselect.selection.llm import LLMConfig, LLMJudge
+    from siselect.selection.tournament import verdict
+
+    with LLMJudge(LLMConfig(base_url="http://127.0.0.1:9/v1")) as judge:
+        tolerance = judge.tolerance  # no request is sent: only its comparison is used
+    ours = Rows(["publisher_id", "max", "min"], [(4, 170, 0.3333333)])
+    swapped = Rows(["max", "publisher_id", "min"], [(170, 4, 0.3333333)])
+    side, why = verdict([["170", "4", "0.33"]], ours, swapped, tolerance)
+    assert side == "b" and "column order" in why
+    assert verdict([["4", "170", "0.33"]], ours, swapped, tolerance)[0] == "a"
+    assert verdict([["0.33", "4", "170"]], ours, swapped, tolerance) == (
+        "draw", "both answers match the judge's")
