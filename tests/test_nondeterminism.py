@@ -30,6 +30,13 @@ def test_static_none(sql: str) -> None:
     assert static_reason(parse_select(sql, "sqlite")) is None
 
 
+def test_scalar_subquery_first_row_is_left_to_the_data() -> None:
+    # The LIMIT 1 the rewrite adds is no reason by itself: most such subqueries return one row.
+    tree = to_tree("SELECT a FROM t WHERE b = (SELECT b FROM u)", "sqlite")
+    assert "LIMIT 1" in tree.sql(dialect="postgres")
+    assert static_reason(tree) is None
+
+
 def test_static_reason_survives_transpiling() -> None:
     assert static_reason(to_tree("SELECT julianday('now') - julianday(d) FROM t", "sqlite"))
 
@@ -51,6 +58,9 @@ def runner(executor):
     ("SELECT COUNT(*) FROM (SELECT id FROM superhero ORDER BY height_cm DESC LIMIT 1) AS s "
      "WHERE id > (SELECT MIN(id) FROM superhero WHERE height_cm = 30480)", "LIMIT cut"),
     ("SELECT superhero_name, MIN(weight_kg) FROM superhero", "bare column"),
+    # A subquery used as a value returning several heights: SQLite takes its first row.
+    ("SELECT COUNT(*) FROM superhero WHERE height_cm = "
+     "(SELECT height_cm FROM superhero WHERE publisher_id = 1)", "LIMIT cut"),
     # Which height stands for a publisher, and ties among those heights: both show.
     ("SELECT DISTINCT publisher_id FROM superhero ORDER BY height_cm LIMIT 2", "LIMIT cut|bare"),
 ])
@@ -67,6 +77,8 @@ def test_ties_are_found(runner, sql: str, words: str) -> None:
     "SELECT height_cm FROM superhero ORDER BY height_cm DESC LIMIT 1",
     "SELECT superhero_name, MAX(weight_kg) FROM superhero",
     "SELECT superhero_name FROM superhero WHERE id = 1 LIMIT 3",
+    "SELECT COUNT(*) FROM superhero WHERE height_cm = (SELECT height_cm FROM superhero "
+    "WHERE id = 7)",
 ])
 def test_determined_results_pass(runner, sql: str) -> None:
     tree, run = runner(sql)

@@ -145,6 +145,15 @@ EXECUTION = {
     ],
     "negative_substr": [
         "SELECT SUBSTR(superhero_name, -3), SUBSTR(superhero_name, -4, 2) FROM superhero",
+        "SELECT SUBSTR(superhero_name, 4, -2), SUBSTR(superhero_name, -2, -3), "
+        "SUBSTR(superhero_name, 3, INSTR(superhero_name, 'a') - 2) FROM superhero",
+    ],
+    "scalar_subquery": [
+        # Several heroes share publisher 1: SQLite compares with the first row's value.
+        "SELECT COUNT(*) FROM superhero WHERE publisher_id = "
+        "(SELECT publisher_id FROM superhero WHERE publisher_id = 1)",
+        "SELECT id, (SELECT hero_id FROM hero_power WHERE hero_power.hero_id = superhero.id) "
+        "FROM superhero WHERE id < 30",
     ],
 }
 # Results that are text in PostgreSQL because the SQLite column mixes numbers and text.

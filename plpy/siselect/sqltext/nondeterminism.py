@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Rows
+from siselect.sqltext.sqlite_rules.template import GENERATED
 
 Run = Callable[[exp.Query], Rows]
 
@@ -34,7 +35,8 @@ def static_reason(tree: exp.Expr) -> str | None:
         if _is_now_literal(node):
             return "reads the clock ('now')"
     for query in tree.find_all(exp.Select, exp.SetOperation):
-        if _cuts(query) and query.args.get("order") is None and not _single_row(query):
+        if _cuts(query) and query.args.get("order") is None and not _single_row(query) \
+                and not _generated_cut(query):
             return "LIMIT without ORDER BY: which rows come back is up to the engine"
     return None
 
@@ -97,6 +99,14 @@ def _is_now_literal(node: exp.Expr) -> bool:
 
 def _cuts(query: exp.Expr) -> bool:
     return query.args.get("limit") is not None or query.args.get("offset") is not None
+
+
+def _generated_cut(query: exp.Expr) -> bool:
+    """A LIMIT the SQLite rewrite added (a scalar subquery's first row): whether rows tie
+    there is a question for the data (:func:`check`), not for the text."""
+    limit = query.args.get("limit")
+    return limit is not None and bool(limit.meta.get(GENERATED)) and \
+        query.args.get("offset") is None
 
 
 def _single_row(query: exp.Expr) -> bool:

@@ -22,6 +22,7 @@ from siselect.sqltext.sqlite_rules.like_glob import like_glob
 from siselect.sqltext.sqlite_rules.negative_substr import negative_substr
 from siselect.sqltext.sqlite_rules.numeric_operands import numeric_operands
 from siselect.sqltext.sqlite_rules.resolve_identifiers import resolve_identifiers
+from siselect.sqltext.sqlite_rules.scalar_subquery import scalar_subquery
 from siselect.sqltext.sqlite_rules.sqlite_casts import sqlite_casts
 from siselect.sqltext.sqlite_rules.text_operands import text_operands
 
@@ -38,6 +39,7 @@ SQLITE_RULES: tuple[Rule, ...] = (
     date_functions,
     bare_columns,
     distinct_order_by,
+    scalar_subquery,
     like_glob,
     text_operands,
     numeric_operands,
