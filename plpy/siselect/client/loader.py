@@ -22,7 +22,7 @@ from siselect.client.runner_role import grant_loaded
 from siselect.runtime.errors import InvalidInput, SiselectError
 from siselect.runtime.executor import quote_ident, quote_literal
 from siselect.runtime.values import canonical
-from siselect.sqltext.sqlite_types import pg_type
+from siselect.sqltext.sqlite_types import affinity, pg_type
 
 Say = Callable[[str], None]
 
@@ -403,7 +403,8 @@ def load(
             say(f"{table.name}: {report.tables[table.name]} rows, checksum matches")
         conn.execute(f"ANALYZE")  # noqa: F541 - statistics for the planner
         mark_text = json.dumps(
-            {"mark": MARK, "source": source, "sha256": digest, "tables": report.tables}
+            {"mark": MARK, "source": source, "sha256": digest, "tables": report.tables,
+             "affinity": _text_affinities(tables)}
         )
         conn.execute(
             f"COMMENT ON SCHEMA {quote_ident(name)} IS {quote_literal(mark_text)}"
@@ -493,6 +494,18 @@ def _try(conn, sql: str, report: LoadReport | None, warning: str) -> bool:
         if report is not None:
             report.warnings.append(warning)
         return False
+
+
+def _text_affinities(tables: list[SqliteTable]) -> dict[str, dict[str, str]]:
+    """Columns declared numeric in SQLite but loaded as text (they hold some text): their
+    affinity, which the text type does not tell and SQLite's comparisons depend on."""
+    out: dict[str, dict[str, str]] = {}
+    for table in tables:
+        for col in table.columns:
+            declared = affinity(col.declared)
+            if col.pg_type == "text" and declared in ("INTEGER", "REAL", "NUMERIC"):
+                out.setdefault(table.name, {})[col.name] = declared
+    return out
 
 
 def _comment_columns(conn, schema: str, tables: list[SqliteTable], descriptions) -> None:

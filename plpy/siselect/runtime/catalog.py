@@ -7,6 +7,7 @@ see :mod:`siselect.runtime.rowids` and docs/instances.md, "Row identity").
 """
 
 import bisect
+import json
 from dataclasses import dataclass, field
 
 from siselect.runtime import relations
@@ -19,6 +20,9 @@ class Column:
     name: str
     type: str  # PostgreSQL type name as format_type() prints it, e.g. "bigint", "text"
     comment: str | None = None
+    # SQLite's declared affinity where the loaded type does not tell it (a column declared
+    # numeric that holds some text is loaded as text): recorded by the loader
+    affinity: str | None = None
 
 
 @dataclass
@@ -163,6 +167,7 @@ def load_catalog(executor: Executor) -> Catalog:
         elif table.schema != schema:
             continue
         table.columns.append(Column(col, typ, comment))
+    _declared_affinities(executor, catalog)
     _identify(executor, catalog)
     for rel, kind, cols, ref, ref_cols in executor.run_internal(_KEYS_SQL, [executor.schemas]):
         table = catalog.tables.get(rel)
@@ -235,3 +240,29 @@ def _refused(executor: Executor, definition: str) -> str | None:
     except SiselectError as exc:
         return f"siselect may not run its definition ({exc.message})"
     return None
+
+
+_MARK_SQL = """
+SELECT pg_catalog.obj_description(n.oid, 'pg_namespace') AS mark
+FROM pg_catalog.pg_namespace n WHERE n.nspname = ($1::text[])[1]
+"""
+
+
+def _declared_affinities(executor: Executor, catalog: Catalog) -> None:
+    """Affinities the loader recorded in the schema's comment (a JSON object with an
+    ``affinity`` map: table -> column -> affinity); other comments are not ours."""
+    for (text,) in executor.run_internal(_MARK_SQL, [executor.schemas]):
+        try:
+            mark = json.loads(text) if text else None
+        except ValueError:
+            return
+        found = mark.get("affinity") if isinstance(mark, dict) else None
+        if not isinstance(found, dict):
+            return
+        for rel, columns in found.items():
+            table = catalog.tables.get(rel)
+            if table is None or table.schema != executor.schemas[0] or \
+                    not isinstance(columns, dict):
+                continue
+            for col in table.columns:
+                col.affinity = columns.get(col.name) or col.affinity

@@ -58,7 +58,18 @@ def converted(left: exp.Expr, right: exp.Expr, typer: Typer
         right, tr = _to_text(right, tr)
     elif tr.affinity == "TEXT" and tl.affinity is None:
         left, tl = _to_text(left, tl)
+    # A copy: the operand stays in its tree, where later calls type it by its scope.
+    if _stores_numbers(tl) and not isinstance(left, _Dynamic):
+        left = _Dynamic(this=left.copy())
+    if _stores_numbers(tr) and not isinstance(right, _Dynamic):
+        right = _Dynamic(this=right.copy())
     return left, tl, right, tr
+
+
+def _stores_numbers(t: SqliteType) -> bool:
+    """A column declared numeric but loaded as text: SQLite's affinity stored every value
+    that looks like a number as a number, so each value's storage class is its look."""
+    return t.kind == TEXT and t.affinity in _NUMERIC_AFFINITY
 
 
 def compare(op: type, left: exp.Expr, right: exp.Expr, typer: Typer
@@ -70,7 +81,11 @@ def compare(op: type, left: exp.Expr, right: exp.Expr, typer: Typer
     new_left, tl, new_right, tr = found
     if tl.kind == BOOLEAN or tr.kind == BOOLEAN:
         return None  # boolean_context makes them integers
+    if isinstance(new_left, _Dynamic) and isinstance(new_right, _Dynamic):
+        return _both_dynamic(op, new_left.this, new_right.this)
     if (tl.kind == TEXT) == (tr.kind == TEXT):
+        if tl.kind == TEXT and (isinstance(new_left, _Dynamic) or isinstance(new_right, _Dynamic)):
+            return _dynamic_vs_text(op, new_left, new_right)
         if new_left is left and new_right is right:
             return None
         return op(this=new_left, expression=new_right)
@@ -114,6 +129,32 @@ def _dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
                     _t=text, _n=numeric, _f=fallback)
 
 
+def _both_dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """Two operands each a number where it looks like one: numbers compare as numbers,
+    texts as texts, a number and a text by storage class."""
+    numbers = op(this=exp.cast(left.copy(), "double precision"),
+                 expression=exp.cast(right.copy(), "double precision"))
+    return template(f"CASE WHEN _l ~ '{WHOLE_NUMBER}' AND _r ~ '{WHOLE_NUMBER}' THEN _n "
+                    f"WHEN _l ~ '{WHOLE_NUMBER}' THEN _a WHEN _r ~ '{WHOLE_NUMBER}' THEN _b "
+                    "ELSE _t END",
+                    _l=left, _r=right, _n=numbers, _a=_constant(op, left, right),
+                    _b=_constant(_MIRROR.get(op, op), right, left),
+                    _t=op(this=left.copy(), expression=right.copy()))
+
+
+def _dynamic_vs_text(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """A value stored as a number where it looks like one, compared with text: by storage
+    class when it is a number, as text otherwise."""
+    text_on_left = isinstance(left, _Dynamic)
+    value = (left if text_on_left else right).this
+    other = right if text_on_left else left
+    as_text = op(this=value, expression=other) if text_on_left else op(
+        this=other, expression=value)
+    fallback = _constant(op if text_on_left else _MIRROR.get(op, op), value, other)
+    return template(f"CASE WHEN _t ~ '{WHOLE_NUMBER}' THEN _f ELSE _s END",
+                    _t=value, _f=fallback, _s=as_text)
+
+
 def _constant(op: type, number: exp.Expr, text: exp.Expr) -> exp.Expr:
     """``number op text`` for values of different storage classes."""
     result = _NUMBER_VS_TEXT[op]
@@ -131,6 +172,12 @@ def _in_list(node: exp.In, typer: Typer) -> None:
     if not values:
         return
     left = node.this
+    if any(_stores_numbers(typer(v)) for v in [left, *values]):
+        # Each value compares as ``left = value`` would: numbers by storage class, per row.
+        tests = [compare(exp.EQ, left, v, typer) or exp.EQ(this=left.copy(), expression=v)
+                 for v in values]
+        node.replace(exp.Paren(this=exp.or_(*tests)))
+        return
     kept = []
     changed = False
     for value in values:

@@ -230,7 +230,10 @@ class Typer:
         if isinstance(source, exp.Table):
             table = self.catalog.table(source.name) if self.catalog else None
             col = table.column(name) if table else None
-            return pg_kind(col.type) if col else UNKNOWN
+            if col is None:
+                return UNKNOWN
+            loaded = pg_kind(col.type)
+            return SqliteType(loaded.kind, col.affinity) if col.affinity else loaded
         if isinstance(source, exp.CTE):
             return self.from_alias_columns(source, source.this, name)
         if isinstance(source, exp.Subquery):

@@ -1,0 +1,78 @@
+"""Comparisons on columns declared numeric in SQLite that hold some text.
+
+SQLite stores a value that looks like a number as a number in a column declared INTEGER,
+REAL or NUMERIC (DATE is NUMERIC), and any other value as text; such a column is loaded as
+``text``. Its comparisons must still follow SQLite: numbers by value, a number against a
+text by storage class (numbers first), a text literal that looks like a number read as
+one. The loader records the declared affinity, the catalog reads it, compare_affinity uses
+it (the yardstick's ``NumTstTakr <= 250`` and ``birth_date < '1950'``).
+"""
+
+import sqlite3
+
+import psycopg
+import pytest
+
+from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_postgres
+
+SCHEMA = "declared_affinity"
+
+DATA = """
+CREATE TABLE score (id INTEGER PRIMARY KEY, takers INTEGER, born DATE, label TEXT);
+INSERT INTO score VALUES (1, 12, '1946-01-01', '7'), (2, 1000, '1950-01-01', 'x'),
+  (3, 'N/A', '1923-10-14', '300'), (4, '', 1949, 'abc'), (5, 250, NULL, '12'),
+  (6, 99.5, '1989-05-04', NULL), (7, NULL, 1951, '250');
+"""
+
+QUERIES = [
+    "SELECT id FROM score WHERE takers <= 250",
+    "SELECT id FROM score WHERE born < '1950'",
+    "SELECT id FROM score WHERE takers > '20'",
+    "SELECT id FROM score WHERE takers = 'N/A' OR takers = ''",
+    "SELECT id FROM score WHERE 'M' < takers",
+    "SELECT id FROM score WHERE takers IN (12, '1000', 'N/A')",
+    "SELECT id FROM score WHERE takers NOT IN (12, '1000')",
+    "SELECT id FROM score WHERE takers BETWEEN 20 AND '1000'",
+    "SELECT id FROM score WHERE takers > label",
+    "SELECT a.id, b.id FROM score AS a JOIN score AS b ON a.takers = b.born",
+]
+
+
+@pytest.fixture(scope="module")
+def sqlite_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("affinity") / f"{SCHEMA}.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(DATA)
+        kinds = dict(db.execute("SELECT id, typeof(takers) FROM score").fetchall())
+    assert kinds[3] == "text" and kinds[1] == "integer" and kinds[6] == "real"
+    return path
+
+
+@pytest.fixture(scope="module")
+def affinity_executor(dsn: str, sqlite_file):
+    from siselect.client.loader import load
+    from siselect.client.pgexec import PsycopgExecutor, connect
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        load(conn, sqlite_file, SCHEMA, force=True)
+    with connect(dsn, SCHEMA, statement_timeout_ms=30_000) as connection:
+        yield PsycopgExecutor(connection)
+
+
+def test_catalog_knows_the_declared_affinity(affinity_executor) -> None:
+    table = load_catalog(affinity_executor).table("score")
+    assert table is not None
+    types = {c.name: (c.type, c.affinity) for c in table.columns}
+    assert types["takers"] == ("text", "INTEGER")
+    assert types["born"] == ("text", "NUMERIC")
+    assert types["label"] == ("text", None) and types["id"] == ("bigint", None)
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_same_answer_as_sqlite(sql: str, sqlite_file, affinity_executor) -> None:
+    expected = sqlite_rows(open_readonly(sqlite_file), sql)
+    text = to_postgres(sql, "sqlite", load_catalog(affinity_executor))
+    got = affinity_executor.run(text).rows
+    assert same_rows(expected, got), (text, expected, got)
