@@ -221,7 +221,7 @@ def test_llm_baselines_run_through_the_harness(data, dsn, superhero, capsys):
                                         "upper_bound"}
     assert summary["baseline_calls"]["naive"] == 3 * 2  # two agreeing votes settle a task
     assert summary["baseline_calls"]["pairwise"] == 3 * 2  # one pair a task, settled by two
-    assert summary["judge_calls"] == 2 * summary["separated"]  # two agreeing votes a duel
+    assert summary["judge_calls"] == 2 * summary["judged_duels"]  # two agreeing votes a duel
     assert calls == summary["judge_calls"] + sum(summary["baseline_calls"].values())
     assert summary["judge_completions"] == {"sent": summary["judge_calls"], "cached": 0}
     assert summary["judge_tokens"]["prompt"] == 10 * summary["judge_calls"]  # usage's figure

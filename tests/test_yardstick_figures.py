@@ -142,3 +142,19 @@ def test_a_run_is_compared_with_the_baseline_of_its_limit_and_candidates():
     assert worse({"overall": {"tournament": 0.75, "lost_by_correct_share": 0.01}},
                  {"overall": {"tournament": 0.8, "lost_by_correct_share": 0.0}}) == \
         ["overall: tournament 0.8 -> 0.75", "overall: lost_by_correct_share 0.0 -> 0.01"]
+
+
+def test_rates_count_each_pair_once_and_repeats_apart():
+    """A pair separated again is one pair: its first instance decides the separation rate and
+    the degenerate share; the repeats (one failed: nothing new away from the rows used) are
+    counted apart, and every duel still counts for duels lost and judge calls."""
+    duels = [duel(0, 1, "a", degenerate=False),
+             {**duel(0, 1, "draw", separation="failed", rows=None), "attempt": 2},
+             {**duel(0, 1, "a", degenerate=True), "attempt": 3},
+             duel(0, 2, "draw", separation="nondeterministic", rows=None)]
+    got = figures([record(1, [0], [2, 1, 1], duels, 0, 0)])
+    assert got["pairs"] == 2
+    assert got["separation_rate"] == 0.5
+    assert got["degenerate_share"] == 0.0
+    assert got["repeat_duels"] == 2
+    assert got["judge_calls_per_task"] == 2.0

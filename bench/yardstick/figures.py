@@ -85,15 +85,17 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
             provenance: dict[str, list[dict]] | None = None) -> dict[str, Any]:
     scored = [r for r in records if r["status"] == "ok"]
     n = len(scored)
-    duels = [(r, d) for r in scored for d in r["duels"]]
+    every_duel = [(r, d) for r in scored for d in r["duels"]]
+    # Rates per pair: a pair separated again is the same pair, counted on its first instance.
+    duels = metrics.first_attempts(every_duel, lambda rd: rd[1])
     separated = sum(d["separation"] == "separated" for _, d in duels)
     times = [t for t in map(_seconds, records) if t is not None]
     curves = metrics.noise_curves(scored)
     lost = [{"db_id": r["db_id"], "question_id": r["question_id"], "a": d["a"], "b": d["b"],
              "verdict": d["verdict"], "rows": d.get("rows"), "instance": d.get("instance"),
              "answers": d.get("answers"), "judge_rows": d.get("judge_rows")}
-            for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])]
-    judged = sum(d["separation"] == "separated" for _, d in duels)
+            for r, d in every_duel if metrics.duel_lost_by_correct(d, r["correct"])]
+    judged = sum(d["separation"] == "separated" for _, d in every_duel)
     round_robin = sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)
     upper = _share(sum(bool(r["upper_bound"]) for r in scored), n)
     tournament = _hits(scored, "tournament")
@@ -117,7 +119,9 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
                                    len(duels)),
         "failed_on_instance_share": _share(sum(bool(d.get("failed_on_instance"))
                                                for _, d in duels), len(duels)),
-        "lost_by_correct": len(lost), "lost_by_correct_share": _share(len(lost), len(duels)),
+        "repeat_duels": len(every_duel) - len(duels),
+        "lost_by_correct": len(lost),
+        "lost_by_correct_share": _share(len(lost), len(every_duel)),
         "lost_by_correct_duels": lost,
         "transpile_disagreements": len(disagreements) if disagreements is not None else None,
         "transpile_disagreement_list": disagreements,

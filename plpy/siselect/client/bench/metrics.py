@@ -52,6 +52,12 @@ def spread(values: list[float], keys: Iterable[str] = ("median", "p95", "max")
 
 # ---- duels, judge calls and noise curves (issues 14 and 15) -------------------------------
 
+def first_attempts(duels: Iterable[Any], duel: Any = lambda d: d) -> list[Any]:
+    """Each pair's first duel: a pair separated again (``attempt`` above 1) is the same pair,
+    so rates per pair count its first instance only."""
+    return [d for d in duels if (duel(d).get("attempt") or 1) == 1]
+
+
 def duel_lost_by_correct(duel: dict[str, Any], correct: Iterable[int]) -> bool:
     """The verdict went against a side whose representative's answer on D is the gold's."""
     right = set(correct)

@@ -58,6 +58,9 @@ class BenchDuel:
                                      "through foreign keys (absent in records before 0.2.0)",
                                      absent=True)
     verdict: Literal["a", "b", "draw"] = doc("a, b or draw")
+    attempt: Maybe[int] = doc("which instance of the pair (from 1; above 1: separated again "
+                              "away from the rows used; absent in records before 0.2.0)",
+                              absent=True)
     seconds: float | None = doc("seconds the duel's separation took")
     reason: Maybe[str | None] = doc("why not separated (only when not)", absent=True)
     degenerate: Maybe[bool] = doc("D' is degenerate, as the separation gave it", absent=True)
@@ -161,10 +164,15 @@ class BenchSummary:
     backend: str | None = doc("witness backend asked for")
     with_references: bool | None = doc("instances include referenced rows")
     coverage: dict[str, int] = doc("scored tasks by how far every candidate got")
-    pairs: int = doc("duels over all scored tasks")
-    separated: int = doc("duels with a separating instance")
+    pairs: int = doc("pairs of groups separated, over all scored tasks (each pair's first "
+                     "instance; separations again are counted in repeat_duels)")
+    separated: int = doc("pairs with a separating instance (first attempts)")
     separation_rate: float | None = doc("separated / pairs (metrics.separation_rate)")
-    separation_status: dict[str, int] = doc("duels by separation status")
+    separation_status: dict[str, int] = doc("pairs by separation status (first attempts)")
+    repeat_duels: Maybe[int] = doc("duels of a pair separated again away from the rows used",
+                                   absent=True)
+    repeat_separated: Maybe[int] = doc("of those, duels for which a new instance was found",
+                                       absent=True)
     instance_rows: Spread = doc("rows of the separating instances")
     accuracy: dict[str, float | None] = doc("share of scored tasks each method got right")
     correct: dict[str, int] = doc("scored tasks each method got right")
@@ -180,7 +188,7 @@ class BenchSummary:
                                                 "opened)", absent=True)
     baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
     # Absent from summaries written before issue 14's figures.
-    degenerate_duels: Maybe[int] = doc("separated duels whose D' is degenerate", absent=True)
+    degenerate_duels: Maybe[int] = doc("pairs whose first D' is degenerate", absent=True)
     failed_on_instance_duels: Maybe[int] = doc("duels where a query failed on D'", absent=True)
     lost_by_correct: Maybe[list[dict[str, Any]]] = doc(
         "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows",

@@ -41,8 +41,10 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
     """The summary of a run: ``records`` from results.jsonl, ``run`` its settings."""
     records = sorted(records, key=lambda r: sort_key(r["question_id"]))
     scored = [r for r in records if r["status"] == "ok"]
-    duels = [d for r in scored for d in r["duels"]]
+    every_duel = [d for r in scored for d in r["duels"]]
+    duels = metrics.first_attempts(every_duel)
     separated = [d for d in duels if d["separation"] == "separated"]
+    repeats = [d for d in every_duel if (d.get("attempt") or 1) > 1]
     methods = _methods(scored, run.get("baselines", []))
     accuracy, correct = _accuracy(scored, methods)
     task_times = [r["timings"]["task"] for r in records if "task" in r.get("timings", {})]
@@ -56,6 +58,8 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "pairs": len(duels), "separated": len(separated),
         "separation_rate": metrics.separation_rate([d["separation"] for d in duels], 6),
         "separation_status": dict(sorted(Counter(str(d["separation"]) for d in duels).items())),
+        "repeat_duels": len(repeats),
+        "repeat_separated": sum(d["separation"] == "separated" for d in repeats),
         "instance_rows": spread([d["rows"] for d in separated]),
         "accuracy": accuracy, "correct": correct,
         "decided_by": dict(sorted(Counter(str(r["decided_by"]) for r in scored).items())),
@@ -66,7 +70,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
         "baseline_calls": _call_totals(scored),
         **duel_figures(scored),
         "pair_seconds": {k: _rounded(v) for k, v in spread(
-            [d["seconds"] for d in duels if d.get("seconds") is not None],
+            [d["seconds"] for d in every_duel if d.get("seconds") is not None],
             ("median", "p95")).items()},
         "task_seconds": {k: _rounded(v) for k, v in spread(task_times, ("median", "p95")).items()},
         "elapsed_seconds": _rounded(elapsed, 3),
@@ -78,9 +82,10 @@ def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
     """Degenerate and failed instances, duels lost by a correct side, judged duels against
     a plain round-robin, and the noise curves (when the run replayed noise)."""
     duels = [(r, d) for r in scored for d in r["duels"]]
+    firsts = metrics.first_attempts(duels, lambda rd: rd[1])
     figures: dict[str, Any] = {
-        "degenerate_duels": sum(bool(d.get("degenerate")) for _, d in duels),
-        "failed_on_instance_duels": sum(bool(d.get("failed_on_instance")) for _, d in duels),
+        "degenerate_duels": sum(bool(d.get("degenerate")) for _, d in firsts),
+        "failed_on_instance_duels": sum(bool(d.get("failed_on_instance")) for _, d in firsts),
         "lost_by_correct": [{"question_id": r["question_id"], "a": d["a"], "b": d["b"],
                              "rows": d.get("rows")}
                             for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])],

@@ -161,6 +161,7 @@ def _duels(result: dict[str, Any] | None, correct: list[int]) -> list[dict[str, 
     a candidate whose answer on D is the gold's keeps its instance and answers."""
     return [{"a": d["a"], "b": d["b"], "separation": d.get("separation"), "rows": d.get("rows"),
              "verdict": d["verdict"], "seconds": d.get("timings", {}).get("total"),
+             **({"attempt": d["attempt"]} if d.get("attempt") else {}),
              **({"reason": d.get("reason")} if d.get("separation") != "separated" else
                 {"reference_rows": d["rows"] - d.get("minimal_rows", d["rows"])}),
              **{k: d[k] for k in ("degenerate", "meaning") if k in d},
