@@ -24,6 +24,7 @@ from siselect.sqltext.sqlite_rules.numeric_operands import numeric_operands
 from siselect.sqltext.sqlite_rules.resolve_identifiers import resolve_identifiers
 from siselect.sqltext.sqlite_rules.scalar_subquery import scalar_subquery
 from siselect.sqltext.sqlite_rules.sqlite_casts import sqlite_casts
+from siselect.sqltext.sqlite_rules.stored_numbers_order import stored_numbers_order
 from siselect.sqltext.sqlite_rules.text_operands import text_operands
 
 DIALECTS = ("postgres", "sqlite")
@@ -44,6 +45,7 @@ SQLITE_RULES: tuple[Rule, ...] = (
     text_operands,
     numeric_operands,
     compare_affinity,
+    stored_numbers_order,
     branch_types,
     negative_substr,
     integer_arithmetic,

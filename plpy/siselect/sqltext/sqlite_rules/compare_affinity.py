@@ -59,14 +59,14 @@ def converted(left: exp.Expr, right: exp.Expr, typer: Typer
     elif tr.affinity == "TEXT" and tl.affinity is None:
         left, tl = _to_text(left, tl)
     # A copy: the operand stays in its tree, where later calls type it by its scope.
-    if _stores_numbers(tl) and not isinstance(left, _Dynamic):
+    if stores_numbers(tl) and not isinstance(left, _Dynamic):
         left = _Dynamic(this=left.copy())
-    if _stores_numbers(tr) and not isinstance(right, _Dynamic):
+    if stores_numbers(tr) and not isinstance(right, _Dynamic):
         right = _Dynamic(this=right.copy())
     return left, tl, right, tr
 
 
-def _stores_numbers(t: SqliteType) -> bool:
+def stores_numbers(t: SqliteType) -> bool:
     """A column declared numeric but loaded as text: SQLite's affinity stored every value
     that looks like a number as a number, so each value's storage class is its look."""
     return t.kind == TEXT and t.affinity in _NUMERIC_AFFINITY
@@ -172,7 +172,7 @@ def _in_list(node: exp.In, typer: Typer) -> None:
     if not values:
         return
     left = node.this
-    if any(_stores_numbers(typer(v)) for v in [left, *values]):
+    if any(stores_numbers(typer(v)) for v in [left, *values]):
         # Each value compares as ``left = value`` would: numbers by storage class, per row.
         tests = [compare(exp.EQ, left, v, typer) or exp.EQ(this=left.copy(), expression=v)
                  for v in values]

@@ -1,0 +1,58 @@
+"""Sorting a column declared numeric in SQLite but loaded as text (it holds some text).
+
+SQLite stored each of its values that looks like a number as a number (docs: datatype3.html,
+section 3), and sorts numbers by value before every text; PostgreSQL sorts the loaded text
+character by character ('106' before '6'). ORDER BY keys and MIN/MAX of such a column are
+rewritten to SQLite's order: storage class, then number, then text. The values returned
+stay the loaded text.
+"""
+
+from sqlglot import exp
+
+from siselect.runtime.catalog import Catalog
+from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER
+from siselect.sqltext.sqlite_rules.compare_affinity import stores_numbers
+from siselect.sqltext.sqlite_rules.sqlite_type import Typer
+from siselect.sqltext.sqlite_rules.template import template
+from siselect.sqltext.sqlite_rules.walk import walk
+
+_LOOKS = f"_x ~ '{WHOLE_NUMBER}'"
+_MIN = (f"COALESCE((ARRAY_AGG(_x ORDER BY CAST(_x AS DOUBLE PRECISION)) FILTER (WHERE {_LOOKS}))"
+        "[1], MIN(_x))")
+_MAX = (f"COALESCE(MAX(_x) FILTER (WHERE NOT {_LOOKS}), (ARRAY_AGG(_x ORDER BY CAST(_x AS "
+        f"DOUBLE PRECISION) DESC) FILTER (WHERE {_LOOKS}))[1])")
+
+
+def stored_numbers_order(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
+    """Sort keys and MIN/MAX of numbers-stored-as-text columns in SQLite's order."""
+    typer = Typer(catalog)
+    for node in walk(tree, exp.Ordered, exp.Min, exp.Max):
+        if isinstance(node, exp.Ordered):
+            _order_key(node, typer)
+        elif not node.expressions and _sortable(node.this, typer):
+            node.replace(template(_MIN if isinstance(node, exp.Min) else _MAX, _x=node.this))
+    return tree
+
+
+def _sortable(key: exp.Expr | None, typer: Typer) -> bool:
+    # An unqualified name is an output alias or position here (resolve_identifiers
+    # qualifies every column): its type is not the column's to decide.
+    return isinstance(key, exp.Column) and bool(key.table) and stores_numbers(typer(key))
+
+
+def _order_key(ordered: exp.Ordered, typer: Typer) -> None:
+    key = ordered.this
+    select = ordered.find_ancestor(exp.Select)
+    if not _sortable(key, typer) or (select is not None and select.args.get("distinct")):
+        return  # DISTINCT: PostgreSQL sorts by selected expressions only
+    holder = ordered.parent
+    if holder is None or not isinstance(holder.args.get("expressions"), list):
+        return
+    keys = [template(f"CASE WHEN _x IS NULL THEN NULL WHEN {_LOOKS} THEN 0 ELSE 1 END", _x=key),
+            template(f"CASE WHEN {_LOOKS} THEN CAST(_x AS DOUBLE PRECISION) END", _x=key),
+            key.copy()]
+    expanded = [ordered.copy() for _ in keys]
+    for one, k in zip(expanded, keys, strict=True):
+        one.set("this", k)
+    at = holder.expressions.index(ordered)
+    holder.set("expressions", holder.expressions[:at] + expanded + holder.expressions[at + 1:])
