@@ -23,10 +23,15 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 
 def superhero_executor(args: argparse.Namespace) -> tuple[psycopg.Connection, PsycopgExecutor]:
-    dsn = resolve_dsn(args)
+    return database_executor(resolve_dsn(args), SUPERHERO, "superhero")
+
+
+def database_executor(dsn: str, path: Path, name: str, cascade: bool = False
+                      ) -> tuple[psycopg.Connection, PsycopgExecutor]:
+    """``path`` loaded as schema ``name`` (unless loaded unchanged), and an executor on it."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        load(conn, SUPERHERO, "superhero")
-    conn = connect(dsn, "superhero", statement_timeout_ms=60_000)
+        load(conn, path, name, cascade=cascade)
+    conn = connect(dsn, name, statement_timeout_ms=60_000)
     return conn, PsycopgExecutor(conn)
 
 
