@@ -101,9 +101,12 @@ def test_the_llm_judge_on_the_standby(standby, chat):
     before = db_state(standby)
     with llm_settings(standby, **fast_llm(chat.base_url)):
         result = standby.execute(TOURNAMENT, (CANDIDATES, "llm", None)).fetchone()[0]
-    # Three duels; two may show the judge the same prompt, which a call sends once.
+    # Every duel that reached the judge asked once (one vote); two may show the judge the
+    # same prompt, which a call sends once. A drawn pair may be separated again.
     sent = result["judge_completions"]
-    assert len(chat.chat_requests()) == sent["sent"] and sent["sent"] + sent["cached"] == 3
+    judged = [d for d in result["duels"] if "judge" in d]
+    assert len(chat.chat_requests()) == sent["sent"]
+    assert sent["sent"] + sent["cached"] == len(judged) >= 3
     assert all("judge" in d and d["judge"]["rows"] == [[0]] for d in result["duels"])
     assert_clean(standby, before)
 
