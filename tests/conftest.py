@@ -7,6 +7,7 @@ database (pytest-postgresql's janitor creates and drops it) with the extension i
 """
 
 import contextlib
+import json
 import os
 import urllib.parse
 from pathlib import Path
@@ -126,6 +127,25 @@ def names_allowed(dsn: str, *names: tuple[str, str], why: str):
 
 
 SCHEMAS = ROOT / "docs" / "schema"
+
+
+def bird_layout(root: Path, task_ids: set[int], candidates_file: Path,
+                extra_tasks: tuple[dict, ...] = (),
+                extra_candidates: dict[str, list[str]] | None = None) -> dict[str, Path]:
+    """Superhero tasks ``task_ids`` (and ``extra_tasks``) with their candidates from
+    ``candidates_file``, in BIRD's layout under ``root``: tasks.json, candidates.json and a
+    databases folder holding superhero."""
+    tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
+             if t["question_id"] in task_ids]
+    candidates = {q: c for q, c in json.loads(candidates_file.read_text()).items()
+                  if int(q) in task_ids}
+    candidates.update(extra_candidates or {})
+    (root / "tasks.json").write_text(json.dumps([*tasks, *extra_tasks]))
+    (root / "candidates.json").write_text(json.dumps(candidates))
+    (root / "dbs").mkdir()
+    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
+    return {"tasks": root / "tasks.json", "candidates": root / "candidates.json",
+            "databases": root / "dbs", "root": root}
 
 
 def schema_valid(kind: str, result):

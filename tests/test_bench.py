@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import ChatServer
-from conftest import SHARED, SUPERHERO, names_allowed, schema_valid
+from conftest import SHARED, SUPERHERO, bird_layout, names_allowed, schema_valid
 from siselect.client.bench.summary import comparable
 from siselect.client.cli import main
 from siselect.client.progress import Progress
@@ -44,19 +44,8 @@ def sleep_allowed(dsn):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> dict[str, Path]:
     """Tasks, candidates and a databases directory in BIRD's layout."""
-    root = tmp_path_factory.mktemp("bird")
-    tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
-             if t["question_id"] in TASK_IDS]
-    candidates = {q: c for q, c in json.loads(CANDIDATES_K2.read_text()).items()
-                  if int(q) in TASK_IDS}
-    candidates[str(SLOW["question_id"])] = SLOW_CANDIDATES
-    candidates[str(BROKEN["question_id"])] = SLOW_CANDIDATES
-    (root / "tasks.json").write_text(json.dumps([*tasks, SLOW, BROKEN]))
-    (root / "candidates.json").write_text(json.dumps(candidates))
-    (root / "dbs").mkdir()
-    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
-    return {"tasks": root / "tasks.json", "candidates": root / "candidates.json",
-            "databases": root / "dbs", "root": root}
+    return bird_layout(tmp_path_factory.mktemp("bird"), TASK_IDS, CANDIDATES_K2, (SLOW, BROKEN),
+                       {str(t["question_id"]): SLOW_CANDIDATES for t in (SLOW, BROKEN)})
 
 
 def bench_args(data: dict[str, Path], dsn: str, out: Path, *extra: str) -> list[str]:

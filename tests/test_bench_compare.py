@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, SUPERHERO
+from conftest import SHARED, bird_layout
 from siselect.client.bench.compare import BROKEN, FIXED
 from siselect.client.cli import main
 from siselect.client.exit_codes import ERROR, OK, USAGE
@@ -29,14 +29,7 @@ CANDIDATES = SHARED / "siselection" / "candidates" / "5" / "stage1.json"
 @pytest.fixture(scope="module")
 def runs(dsn, superhero, tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("compare")
-    tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
-             if t["question_id"] in TASK_IDS]
-    candidates = {q: c for q, c in json.loads(CANDIDATES.read_text()).items()
-                  if int(q) in TASK_IDS}
-    (root / "tasks.json").write_text(json.dumps(tasks))
-    (root / "candidates.json").write_text(json.dumps(candidates))
-    (root / "dbs").mkdir()
-    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
+    bird_layout(root, TASK_IDS, CANDIDATES)
     made = {}
     for name, options in {"reference": ["--judge", "reference"], "none": ["--judge", "none"],
                           "two": ["--judge", "reference", "--limit", "2"]}.items():

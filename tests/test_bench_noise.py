@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, SUPERHERO, schema_valid
+from conftest import SHARED, bird_layout, schema_valid
 from siselect.client.bench.metrics import bootstrap_interval, duel_lost_by_correct, noise_curves
 from siselect.client.cli import main
 from siselect.selection.near_miss import KINDS, near_miss
@@ -81,16 +81,7 @@ def test_a_duel_lost_by_a_correct_side():
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("bird")
-    tasks = [t for t in json.loads((SHARED / "bird" / "dev_superhero.json").read_text())
-             if t["question_id"] in TASK_IDS]
-    candidates = {q: c for q, c in json.loads(CANDIDATES_K2.read_text()).items()
-                  if int(q) in TASK_IDS}
-    (root / "tasks.json").write_text(json.dumps(tasks))
-    (root / "candidates.json").write_text(json.dumps(candidates))
-    (root / "dbs").mkdir()
-    (root / "dbs" / "superhero").symlink_to(SUPERHERO.parent)
-    return {"root": root}
+    return bird_layout(tmp_path_factory.mktemp("bird"), TASK_IDS, CANDIDATES_K2)
 
 
 def bench(data: dict[str, Path], dsn: str, out: str, *extra: str) -> tuple[dict, list[dict]]:
