@@ -200,10 +200,21 @@ def _in_list(node: exp.In, typer: Typer) -> None:
 
 
 def _between(node: exp.Between, typer: Typer, tree: exp.Expr) -> exp.Expr:
-    low = compare(exp.GTE, node.this, node.args["low"], typer)
-    high = compare(exp.LTE, node.this, node.args["high"], typer)
+    low = _in_place(node, exp.GTE, "low", typer)
+    high = _in_place(node, exp.LTE, "high", typer)
     if low is None and high is None:
         return tree
     low = low or exp.GTE(this=node.this.copy(), expression=node.args["low"])
     high = high or exp.LTE(this=node.this.copy(), expression=node.args["high"])
     return replace(node, exp.Paren(this=exp.And(this=low, expression=high)), tree)
+
+
+def _in_place(node: exp.Between, op: type, bound: str, typer: Typer) -> exp.Expr | None:
+    """``node.this op bound`` rewritten, as a copy: building it moves the operand under the
+    new comparison, where its columns have no scope to be typed in, so the operand is put
+    back for the other bound's comparison (else that one stayed untyped and unrewritten)."""
+    this = node.this
+    new = compare(op, this, node.args[bound], typer)
+    new = None if new is None else new.copy()
+    node.set("this", this)
+    return new
