@@ -73,6 +73,9 @@ class _Resolver:
     def __init__(self, catalog: Catalog | None) -> None:
         self.catalog = catalog
         self.unnamed = 0
+        # CTE bodies being resolved whose columns are not declared: a recursive member
+        # reads the CTE with the columns of its anchor (the compound's first SELECT).
+        self.anchored: dict[int, _Source] = {}
 
     # --- queries ------------------------------------------------------------------
 
@@ -84,6 +87,9 @@ class _Resolver:
         ctes = self.with_(node, outer, ctes)
         if isinstance(node, exp.SetOperation):
             left = self.query(node.left, outer, ctes)
+            recursive = self.anchored.get(id(node))
+            if recursive is not None and recursive.columns is None:
+                recursive.columns = left
             self.query(node.right, outer, ctes)
             self.compound_order(node)
             return left
@@ -105,7 +111,10 @@ class _Resolver:
             source = _Source(cte.alias, declared or None)
             # A recursive CTE reads itself: visible (columns as declared) while resolved.
             ctes[cte.alias.lower()] = source
+            if not declared:
+                self.anchored[id(cte.this)] = source
             names = self.query(cte.this, outer, ctes)
+            self.anchored.pop(id(cte.this), None)
             if not declared:
                 source.columns = names
             if isinstance(alias, exp.TableAlias) and isinstance(alias.this, exp.Identifier):
