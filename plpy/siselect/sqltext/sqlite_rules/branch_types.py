@@ -34,6 +34,15 @@ def branch_types(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     return tree
 
 
+_BRANCHING = (exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least)
+
+
+def becomes_text(node: exp.Expr, typer: Typer) -> bool:
+    """Whether ``node`` mixes text and number branches, so :func:`branch_types` will make
+    it text (its value is text on some rows and a number on others in SQLite)."""
+    return isinstance(node, _BRANCHING) and _mixed([typer(v) for v in _value_slots(node)])
+
+
 def _value_slots(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Case):
         values = [i.args.get("true") for i in node.args.get("ifs") or []]

@@ -4,6 +4,7 @@ from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
 from siselect.sqltext.sqlite_rules.as_number import as_number
+from siselect.sqltext.sqlite_rules.branch_types import becomes_text
 from siselect.sqltext.sqlite_rules.sqlite_type import TEXT, Typer
 from siselect.sqltext.sqlite_rules.walk import walk
 
@@ -31,6 +32,8 @@ def numeric_operands(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
             arg = node.args.get(name)
             if isinstance(node, (exp.Sum, exp.Avg)) and isinstance(arg, exp.Distinct):
                 continue  # DISTINCT on the text itself: SQLite dedups before converting
-            if isinstance(arg, exp.Expr) and typer(arg).kind == TEXT:
+            # A CASE of text and numbers is made text later (branch_types): SQLite reads
+            # each of its values as a number here, so it is converted like text.
+            if isinstance(arg, exp.Expr) and (typer(arg).kind == TEXT or becomes_text(arg, typer)):
                 node.set(name, as_number(arg))
     return tree
