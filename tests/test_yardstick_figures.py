@@ -158,3 +158,15 @@ def test_rates_count_each_pair_once_and_repeats_apart():
     assert got["degenerate_share"] == 0.0
     assert got["repeat_duels"] == 2
     assert got["judge_calls_per_task"] == 2.0
+
+
+def test_a_pair_replayed_by_split_parts_is_separated_when_any_duel_was():
+    """After a group splits on D', its parts duel again from attempt 1: a failed duel of the
+    parts does not make a separated pair count as failed, and the pair is counted once."""
+    duels = [{**duel(1, 0, "draw", separation="failed", rows=None), "attempt": 1},
+             {**duel(0, 1, "a", degenerate=True), "attempt": 1},
+             {**duel(2, 3, "draw", separation="failed", rows=None), "attempt": 1}]
+    got = figures([record(1, [0], [2, 1, 1], duels, 0, 0)])
+    assert got["pairs"] == 2 and got["repeat_duels"] == 1
+    assert got["separation_rate"] == 0.5
+    assert got["degenerate_share"] == 0.5

@@ -86,8 +86,8 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
     scored = [r for r in records if r["status"] == "ok"]
     n = len(scored)
     every_duel = [(r, d) for r in scored for d in r["duels"]]
-    # Rates per pair: a pair separated again is the same pair, counted on its first instance.
-    duels = metrics.first_attempts(every_duel, lambda rd: rd[1])
+    # Rates per pair of candidates: separated again or replayed by split parts, one pair.
+    duels = metrics.per_pair(scored)
     separated = sum(d["separation"] == "separated" for _, d in duels)
     times = [t for t in map(_seconds, records) if t is not None]
     curves = metrics.noise_curves(scored)

@@ -52,10 +52,19 @@ def spread(values: list[float], keys: Iterable[str] = ("median", "p95", "max")
 
 # ---- duels, judge calls and noise curves (issues 14 and 15) -------------------------------
 
-def first_attempts(duels: Iterable[Any], duel: Any = lambda d: d) -> list[Any]:
-    """Each pair's first duel: a pair separated again (``attempt`` above 1) is the same pair,
-    so rates per pair count its first instance only."""
-    return [d for d in duels if (duel(d).get("attempt") or 1) == 1]
+def per_pair(scored: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """One (record, duel) a pair of candidates in a task: the first duel that found an
+    instance, else the first. A pair separated again, or played again by the parts of a
+    group split on D', is the same pair, so rates per pair count it once."""
+    chosen: dict[tuple[Any, frozenset[int]], tuple[dict[str, Any], dict[str, Any]]] = {}
+    for r in scored:
+        for d in r["duels"]:
+            key = (r["question_id"], frozenset((d["a"], d["b"])))
+            kept = chosen.get(key)
+            if kept is None or (kept[1]["separation"] != "separated"
+                                and d["separation"] == "separated"):
+                chosen[key] = (r, d)
+    return list(chosen.values())
 
 
 def duel_lost_by_correct(duel: dict[str, Any], correct: Iterable[int]) -> bool:

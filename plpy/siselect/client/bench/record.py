@@ -164,14 +164,16 @@ class BenchSummary:
     backend: str | None = doc("witness backend asked for")
     with_references: bool | None = doc("instances include referenced rows")
     coverage: dict[str, int] = doc("scored tasks by how far every candidate got")
-    pairs: int = doc("pairs of groups separated, over all scored tasks (each pair's first "
-                     "instance; separations again are counted in repeat_duels)")
-    separated: int = doc("pairs with a separating instance (first attempts)")
+    pairs: int = doc("pairs of candidates that dueled, over all scored tasks (a pair separated "
+                     "again, or replayed by the parts of a split group, counts once; its other "
+                     "duels are in repeat_duels)")
+    separated: int = doc("pairs for which some duel found a separating instance")
     separation_rate: float | None = doc("separated / pairs (metrics.separation_rate)")
-    separation_status: dict[str, int] = doc("pairs by separation status (first attempts)")
-    repeat_duels: Maybe[int] = doc("duels of a pair separated again away from the rows used",
-                                   absent=True)
-    repeat_separated: Maybe[int] = doc("of those, duels for which a new instance was found",
+    separation_status: dict[str, int] = doc("pairs by separation status (separated if any of "
+                                            "its duels was)")
+    repeat_duels: Maybe[int] = doc("the other duels of pairs already counted (separated again, "
+                                   "or played by split parts)", absent=True)
+    repeat_separated: Maybe[int] = doc("of those, duels for which an instance was found",
                                        absent=True)
     instance_rows: Spread = doc("rows of the separating instances")
     accuracy: dict[str, float | None] = doc("share of scored tasks each method got right")
@@ -188,7 +190,7 @@ class BenchSummary:
                                                 "opened)", absent=True)
     baseline_calls: dict[str, int] = doc("LLM requests by LLM baseline")
     # Absent from summaries written before issue 14's figures.
-    degenerate_duels: Maybe[int] = doc("pairs whose first D' is degenerate", absent=True)
+    degenerate_duels: Maybe[int] = doc("pairs whose counted D' is degenerate", absent=True)
     failed_on_instance_duels: Maybe[int] = doc("duels where a query failed on D'", absent=True)
     lost_by_correct: Maybe[list[dict[str, Any]]] = doc(
         "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows",

@@ -42,9 +42,10 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
     records = sorted(records, key=lambda r: sort_key(r["question_id"]))
     scored = [r for r in records if r["status"] == "ok"]
     every_duel = [d for r in scored for d in r["duels"]]
-    duels = metrics.first_attempts(every_duel)
+    duels = [d for _, d in metrics.per_pair(scored)]
     separated = [d for d in duels if d["separation"] == "separated"]
-    repeats = [d for d in every_duel if (d.get("attempt") or 1) > 1]
+    kept = {id(d) for d in duels}
+    repeats = [d for d in every_duel if id(d) not in kept]
     methods = _methods(scored, run.get("baselines", []))
     accuracy, correct = _accuracy(scored, methods)
     task_times = [r["timings"]["task"] for r in records if "task" in r.get("timings", {})]
@@ -82,7 +83,7 @@ def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
     """Degenerate and failed instances, duels lost by a correct side, judged duels against
     a plain round-robin, and the noise curves (when the run replayed noise)."""
     duels = [(r, d) for r in scored for d in r["duels"]]
-    firsts = metrics.first_attempts(duels, lambda rd: rd[1])
+    firsts = metrics.per_pair(scored)
     figures: dict[str, Any] = {
         "degenerate_duels": sum(bool(d.get("degenerate")) for _, d in firsts),
         "failed_on_instance_duels": sum(bool(d.get("failed_on_instance")) for _, d in firsts),
