@@ -211,14 +211,6 @@ def _complete_differences(executor: Executor, sides: Sides, unseen: list[int],
         _read(executor.run(completion_sql(sides, [2])).rows, pool)
 
 
-def union_sql(lineage1: str, lineage2: str, limit: int) -> str:
-    """Every base row of every witness of either query, up to ``limit`` rows."""
-    return (
-        f"SELECT DISTINCT unnest(w) AS r FROM (({lineage1}) UNION ALL ({lineage2})) u "
-        f"LIMIT {limit + 1}"
-    )
-
-
 def paper_sizes(sql1: str, sql2: str) -> tuple[int, int]:
     """The paper's (M, N): by the words the queries contain (section II)."""
     text = f"{sql1} {sql2}".lower()
