@@ -129,6 +129,27 @@ def names_allowed(dsn: str, *names: tuple[str, str], why: str):
 SCHEMAS = ROOT / "docs" / "schema"
 
 
+@contextlib.contextmanager
+def loaded_executor(dsn: str, sqlite_path: Path, schema: str):
+    """A SQLite file loaded (again) into ``schema``, and an executor reading that schema."""
+    from siselect.client.loader import load
+    from siselect.client.pgexec import PsycopgExecutor, connect
+
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        load(admin, sqlite_path, schema, force=True)
+    with connect(dsn, schema, statement_timeout_ms=30_000) as connection:
+        yield PsycopgExecutor(connection)
+
+
+def untimed(result: dict) -> dict:
+    """A tournament result without its timings (the tournament's and each duel's), which
+    differ from run to run; the rest is a function of the inputs and the seed."""
+    result.pop("timings")
+    for duel in result["duels"]:
+        duel.pop("timings")
+    return result
+
+
 def bird_layout(root: Path, task_ids: set[int], candidates_file: Path,
                 extra_tasks: tuple[dict, ...] = (),
                 extra_candidates: dict[str, list[str]] | None = None) -> dict[str, Path]:

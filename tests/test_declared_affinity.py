@@ -11,9 +11,9 @@ MIN/MAX sort such a column in SQLite's order (stored_numbers_order).
 
 import sqlite3
 
-import psycopg
 import pytest
 
+from conftest import loaded_executor
 from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_postgres
@@ -58,13 +58,8 @@ def sqlite_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def affinity_executor(dsn: str, sqlite_file):
-    from siselect.client.loader import load
-    from siselect.client.pgexec import PsycopgExecutor, connect
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        load(conn, sqlite_file, SCHEMA, force=True)
-    with connect(dsn, SCHEMA, statement_timeout_ms=30_000) as connection:
-        yield PsycopgExecutor(connection)
+    with loaded_executor(dsn, sqlite_file, SCHEMA) as executor:
+        yield executor
 
 
 def test_catalog_knows_the_declared_affinity(affinity_executor) -> None:

@@ -8,9 +8,9 @@ One query per rule of docs/identifiers.md; the first three are the failures issu
 
 import sqlite3
 
-import psycopg
 import pytest
 
+from conftest import loaded_executor
 from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_postgres
@@ -79,13 +79,8 @@ def sqlite_file(tmp_path_factory) -> sqlite3.Connection:
 
 @pytest.fixture(scope="module")
 def names_executor(dsn: str, sqlite_file):
-    from siselect.client.loader import load
-    from siselect.client.pgexec import PsycopgExecutor, connect
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        load(conn, sqlite_file, SCHEMA, force=True)
-    with connect(dsn, SCHEMA, statement_timeout_ms=30_000) as connection:
-        yield PsycopgExecutor(connection)
+    with loaded_executor(dsn, sqlite_file, SCHEMA) as executor:
+        yield executor
 
 
 @pytest.mark.parametrize("sql", list(QUERIES.values()), ids=list(QUERIES))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import schema_valid
+from conftest import schema_valid, untimed
 from siselect.instances.separate import Options
 from siselect.runtime.catalog import load_catalog
 from siselect.runtime.errors import InvalidInput
@@ -62,12 +62,8 @@ def test_failing_candidates_drop_out_with_their_reason(executor):
 
 
 def test_same_seed_same_result(executor):
-    runs = [run_tournament(executor, CANDIDATES, QUESTION, None, reference(executor),
-                           Options(seed=5)) for _ in range(2)]
-    for run in runs:
-        run.pop("timings")
-        for duel in run["duels"]:
-            duel.pop("timings")
+    runs = [untimed(run_tournament(executor, CANDIDATES, QUESTION, None, reference(executor),
+                                   Options(seed=5))) for _ in range(2)]
     assert runs[0] == runs[1]
 
 
