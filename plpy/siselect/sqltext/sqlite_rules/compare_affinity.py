@@ -174,7 +174,7 @@ def _in_list(node: exp.In, typer: Typer) -> None:
     left = node.this
     if any(stores_numbers(typer(v)) for v in [left, *values]):
         # Each value compares as ``left = value`` would: numbers by storage class, per row.
-        tests = [compare(exp.EQ, left, v, typer) or exp.EQ(this=left.copy(), expression=v)
+        tests = [_in_place(node, exp.EQ, v, typer) or exp.EQ(this=left.copy(), expression=v)
                  for v in values]
         node.replace(exp.Paren(this=exp.or_(*tests)))
         return
@@ -200,8 +200,8 @@ def _in_list(node: exp.In, typer: Typer) -> None:
 
 
 def _between(node: exp.Between, typer: Typer, tree: exp.Expr) -> exp.Expr:
-    low = _in_place(node, exp.GTE, "low", typer)
-    high = _in_place(node, exp.LTE, "high", typer)
+    low = _in_place(node, exp.GTE, node.args["low"], typer)
+    high = _in_place(node, exp.LTE, node.args["high"], typer)
     if low is None and high is None:
         return tree
     low = low or exp.GTE(this=node.this.copy(), expression=node.args["low"])
@@ -209,12 +209,14 @@ def _between(node: exp.Between, typer: Typer, tree: exp.Expr) -> exp.Expr:
     return replace(node, exp.Paren(this=exp.And(this=low, expression=high)), tree)
 
 
-def _in_place(node: exp.Between, op: type, bound: str, typer: Typer) -> exp.Expr | None:
-    """``node.this op bound`` rewritten, as a copy: building it moves the operand under the
-    new comparison, where its columns have no scope to be typed in, so the operand is put
-    back for the other bound's comparison (else that one stayed untyped and unrewritten)."""
+def _in_place(node: exp.Between | exp.In, op: type, other: exp.Expr, typer: Typer
+              ) -> exp.Expr | None:
+    """``node.this op other`` rewritten, as a copy. Building it can move the operand under
+    the new comparison, where its columns have no scope to be typed in, so the operand is
+    put back for the node's next comparison (a BETWEEN's other bound, an IN's next value),
+    which otherwise stayed untyped and unrewritten."""
     this = node.this
-    new = compare(op, this, node.args[bound], typer)
+    new = compare(op, this, other, typer)
     new = None if new is None else new.copy()
     node.set("this", this)
     return new
