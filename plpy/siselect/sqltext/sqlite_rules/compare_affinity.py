@@ -10,7 +10,7 @@ each comparison is rewritten to the one SQLite performs.
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
-from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, numeric_affinity
+from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, double, numeric_affinity
 from siselect.sqltext.sqlite_rules.as_text import as_text
 from siselect.sqltext.sqlite_rules.sqlite_type import BOOLEAN, NULL, TEXT, SqliteType, Typer
 from siselect.sqltext.sqlite_rules.template import template
@@ -120,7 +120,7 @@ def _dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
     text_on_left = isinstance(left, _Dynamic)
     text = (left if text_on_left else right).this
     number = right if text_on_left else left
-    as_double = exp.cast(text.copy(), "double precision")
+    as_double = double(text)
     numeric = op(this=as_double, expression=number) if text_on_left else op(
         this=number, expression=as_double)
     fallback_op = _MIRROR.get(op, op) if text_on_left else op
@@ -132,8 +132,7 @@ def _dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
 def _both_dynamic(op: type, left: exp.Expr, right: exp.Expr) -> exp.Expr:
     """Two operands each a number where it looks like one: numbers compare as numbers,
     texts as texts, a number and a text by storage class."""
-    numbers = op(this=exp.cast(left.copy(), "double precision"),
-                 expression=exp.cast(right.copy(), "double precision"))
+    numbers = op(this=double(left), expression=double(right))
     return template(f"CASE WHEN _l ~ '{WHOLE_NUMBER}' AND _r ~ '{WHOLE_NUMBER}' THEN _n "
                     f"WHEN _l ~ '{WHOLE_NUMBER}' THEN _a WHEN _r ~ '{WHOLE_NUMBER}' THEN _b "
                     "ELSE _t END",

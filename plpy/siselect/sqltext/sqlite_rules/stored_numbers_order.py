@@ -10,17 +10,17 @@ stay the loaded text.
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
-from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER
+from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, double
 from siselect.sqltext.sqlite_rules.compare_affinity import stores_numbers
 from siselect.sqltext.sqlite_rules.sqlite_type import Typer
 from siselect.sqltext.sqlite_rules.template import template
 from siselect.sqltext.sqlite_rules.walk import walk
 
 _LOOKS = f"_x ~ '{WHOLE_NUMBER}'"
-_MIN = (f"COALESCE((ARRAY_AGG(_x ORDER BY CAST(_x AS DOUBLE PRECISION)) FILTER (WHERE {_LOOKS}))"
-        "[1], MIN(_x))")
-_MAX = (f"COALESCE(MAX(_x) FILTER (WHERE NOT {_LOOKS}), (ARRAY_AGG(_x ORDER BY CAST(_x AS "
-        f"DOUBLE PRECISION) DESC) FILTER (WHERE {_LOOKS}))[1])")
+# _d is _x as a double (as_number.double: out of range is infinite, not an error)
+_MIN = f"COALESCE((ARRAY_AGG(_x ORDER BY _d) FILTER (WHERE {_LOOKS}))[1], MIN(_x))"
+_MAX = (f"COALESCE(MAX(_x) FILTER (WHERE NOT {_LOOKS}), (ARRAY_AGG(_x ORDER BY _d DESC) "
+        f"FILTER (WHERE {_LOOKS}))[1])")
 
 
 def stored_numbers_order(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
@@ -30,7 +30,8 @@ def stored_numbers_order(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
         if isinstance(node, exp.Ordered):
             _order_key(node, typer)
         elif not node.expressions and _sortable(node.this, typer):
-            node.replace(template(_MIN if isinstance(node, exp.Min) else _MAX, _x=node.this))
+            node.replace(template(_MIN if isinstance(node, exp.Min) else _MAX, _x=node.this,
+                                  _d=double(node.this)))
     return tree
 
 
@@ -49,7 +50,7 @@ def _order_key(ordered: exp.Ordered, typer: Typer) -> None:
     if holder is None or not isinstance(holder.args.get("expressions"), list):
         return
     keys = [template(f"CASE WHEN _x IS NULL THEN NULL WHEN {_LOOKS} THEN 0 ELSE 1 END", _x=key),
-            template(f"CASE WHEN {_LOOKS} THEN CAST(_x AS DOUBLE PRECISION) END", _x=key),
+            template(f"CASE WHEN {_LOOKS} THEN _d END", _x=key, _d=double(key)),
             key.copy()]
     expanded = [ordered.copy() for _ in keys]
     for one, k in zip(expanded, keys, strict=True):
