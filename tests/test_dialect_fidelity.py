@@ -24,6 +24,11 @@ CREATE TABLE Cards (Name TEXT, Power TEXT, Cost INTEGER);
 INSERT INTO Cards VALUES ('Ancestral', '239e3286', 1), ('Bolt', '-1e999', 1),
   ('Counter', '5', 2), ('Dark', 'x', 3), ('Elf', '1e-400', 1),
   ('Fog', '99999999999999999999', 1), ('Giant', ' 12.5e2 tall', 5), ('Hydra', NULL, 4);
+CREATE TABLE Member (Member_Id TEXT PRIMARY KEY, First TEXT, Zip INTEGER);
+CREATE TABLE Expense (Expense_Id TEXT PRIMARY KEY, Link_To_Member TEXT, Cost REAL);
+INSERT INTO Member VALUES ('m1', 'Ann', 1000), ('m2', 'Bob', 2000), ('m3', 'Cy', 3000);
+INSERT INTO Expense VALUES ('e1', 'm1', 10), ('e2', 'm1', 30), ('e3', 'm2', 5), ('e4', 'm2', 6),
+  ('e5', 'm2', 7), ('e6', 'm3', 100);
 """
 
 # query -> the verdict the differential must give
@@ -35,6 +40,13 @@ CASES = {
                             "WHERE name <> 'Bolt'", AGREE),
     "literals past a double": ("SELECT '239e3286' + 0, -'1e999', CAST('99999999999999999999' "
                                "AS INTEGER) FROM cards WHERE name = 'Bolt'", AGREE),
+    # t.* beside aggregates: each column taken from the group's row, not one composite value.
+    "t.* in a grouped query": ("SELECT m.* FROM member AS m JOIN expense AS e ON m.member_id = "
+                               "e.link_to_member GROUP BY m.member_id HAVING COUNT(*) > 1 "
+                               "ORDER BY SUM(e.cost) DESC", AGREE),
+    "* beside an aggregate": ("SELECT *, COUNT(*) FROM member AS m JOIN expense AS e "
+                              "ON m.member_id = e.link_to_member GROUP BY m.member_id, e.cost "
+                              "ORDER BY e.cost", AGREE),
 }
 
 

@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog, Table
 from siselect.runtime.errors import SiselectError
+from siselect.sqltext.sqlite_rules.aggregate_scope import is_aggregate
 from siselect.sqltext.sqlite_rules.walk import parenthesized
 
 
@@ -130,8 +131,7 @@ class _Resolver:
         sources = [self.from_item(item, outer, ctes) for item in items]
         merged = any([self.join_columns(join, sources[:i + 1], sources[i + 1])
                      for i, join in enumerate(joins)])
-        if merged:
-            self.expand_stars(select, sources)
+        self.expand_stars(select, sources, merged)
         frame = _Frame(sources, None, outer, ctes)
         for projection in select.expressions:
             self.expression(projection, frame)
@@ -222,16 +222,34 @@ class _Resolver:
             for owner, mine, theirs in pairs]))
         return True
 
-    def expand_stars(self, select: exp.Select, sources: list[_Source]) -> None:
-        """``*`` over USING/NATURAL joins: SQLite's columns in its order, merged ones once."""
+    def expand_stars(self, select: exp.Select, sources: list[_Source], merged: bool) -> None:
+        """``*`` and ``t.*`` as SQLite's column lists where PostgreSQL's would differ or not
+        serve: over USING/NATURAL joins (PostgreSQL puts merged columns first, SQLite leaves
+        them where the left table has them, once), and in a query that groups rows (the
+        bare-column rewrite takes each column from the row SQLite picks; ``t.*`` would
+        become one composite value)."""
+        grouped = is_aggregate(select)
         expanded: list[exp.Expr] = []
         for projection in select.expressions:
-            if not isinstance(projection, exp.Star) or any(s.columns is None for s in sources):
+            star = isinstance(projection, exp.Star)
+            chosen = sources if star else self.star_sources(projection, sources)
+            if chosen is None or not (grouped or (star and merged)) or \
+                    any(s.columns is None for s in chosen):
                 expanded.append(projection)
                 continue
             expanded.extend(exp.column(_quoted(c), table=_quoted(s.name))
-                            for s in sources for c in s.columns or [] if c.lower() not in s.hidden)
+                            for s in chosen for c in s.columns or []
+                            if not (star and c.lower() in s.hidden))
         select.set("expressions", expanded)
+
+    @staticmethod
+    def star_sources(projection: exp.Expr, sources: list[_Source]) -> list[_Source] | None:
+        """The source ``t`` of a ``t.*`` projection (None for any other projection)."""
+        if not (isinstance(projection, exp.Column) and projection.is_star and projection.table):
+            return None
+        lowered = projection.table.lower()
+        found = [s for s in sources if s.name.lower() == lowered]
+        return found[:1] or None
 
     # --- expressions ----------------------------------------------------------------
 
