@@ -63,6 +63,10 @@ def runner(executor):
      "(SELECT height_cm FROM superhero WHERE publisher_id = 1)", "LIMIT cut"),
     # Which height stands for a publisher, and ties among those heights: both show.
     ("SELECT DISTINCT publisher_id FROM superhero ORDER BY height_cm LIMIT 2", "LIMIT cut|bare"),
+    # Several names in a group: their order in the text is the engine's.
+    ("SELECT publisher_id, GROUP_CONCAT(superhero_name) FROM superhero GROUP BY publisher_id",
+     "GROUP_CONCAT"),
+    ("SELECT GROUP_CONCAT(DISTINCT height_cm) FROM superhero WHERE id < 5", "GROUP_CONCAT"),
 ])
 def test_ties_are_found(runner, sql: str, words: str) -> None:
     tree, run = runner(sql)
@@ -79,6 +83,9 @@ def test_ties_are_found(runner, sql: str, words: str) -> None:
     "SELECT superhero_name FROM superhero WHERE id = 1 LIMIT 3",
     "SELECT COUNT(*) FROM superhero WHERE height_cm = (SELECT height_cm FROM superhero "
     "WHERE id = 7)",
+    # One value a group, or an order of its own: the concatenation is determined.
+    "SELECT id, GROUP_CONCAT(superhero_name) FROM superhero WHERE id < 5 GROUP BY id",
+    "SELECT LENGTH(GROUP_CONCAT(superhero_name)) FROM superhero WHERE id < 5",
 ])
 def test_determined_results_pass(runner, sql: str) -> None:
     tree, run = runner(sql)

@@ -3,9 +3,11 @@
 A query that reads the clock or random() differs from run to run; one that cuts an
 ordered result with LIMIT where rows tie on every sort key (or has no ORDER BY at all),
 or that picks a bare column from a group where rows differ, depends on how the engine
-breaks ties. SQLite and PostgreSQL legitimately break them differently, and two candidates
-that differ only there are not separable. :func:`static_reason` reads the query;
-:func:`check` asks the data, by running the query twice with opposite tie-breakers.
+breaks ties; one that concatenates a group's values with GROUP_CONCAT (no ORDER BY of its
+own) depends on the order the engine feeds them in. SQLite and PostgreSQL legitimately
+break them differently, and two candidates that differ only there are not separable.
+:func:`static_reason` reads the query; :func:`check` asks the data, by running the query
+twice with opposite tie-breakers.
 """
 
 from collections import Counter
@@ -55,10 +57,20 @@ def check(run: Run, tree: exp.Query) -> str | None:
 
     Runs the query with every ORDER BY ... LIMIT (and every bare-column pick of the
     SQLite rewrite) broken in ascending, descending and scrambled order of the output;
-    different results mean the engine's choice among tied rows shows. None otherwise.
+    different results mean the engine's choice among tied rows shows. GROUP_CONCATs are
+    run in ascending and descending order of their values: different results mean the
+    concatenation order shows. None otherwise.
     """
     has_cuts = _tie_break_cuts(tree, ASC) is not None
     has_picks = _tie_break_picks(tree, ASC) is not None
+    if _concat_order(tree, DESC) is not None:
+        base = _tie_break_picks(_tie_break_cuts(tree, ASC) or tree, ASC) or tree
+        try:
+            if Counter(map(_hashable, run(base).rows)) != Counter(
+                    map(_hashable, run(_concat_order(base, DESC) or base).rows)):
+                return CONCAT_ORDER
+        except QueryFailed:
+            return None
     if not has_cuts and not has_picks:
         return None
     combinations = [(c if has_cuts else None, p if has_picks else None)
@@ -80,6 +92,24 @@ def check(run: Run, tree: exp.Query) -> str | None:
                         for (a, p) in results for (b, q) in results if p == q and a != b):
         return "rows tie on the ORDER BY keys at the LIMIT cut"
     return "a bare column takes its value from one of several rows of a group"
+
+
+#: Why an answer hangs on GROUP_CONCAT's order (sqlite_rules/group_concat_order.py).
+CONCAT_ORDER = ("GROUP_CONCAT without ORDER BY: the order of the concatenated values is up "
+                "to the engine")
+
+
+def _concat_order(tree: exp.Query, order: str) -> exp.Query | None:
+    """A copy whose every GROUP_CONCAT ordered by the transpiler's generated key sorts in
+    ``order`` (ASC or DESC), or None when there is none."""
+    copy = tree.copy()
+    keys = [o for o in copy.find_all(exp.Ordered)
+            if o.meta.get(GENERATED) and isinstance(o.parent, exp.Order)
+            and isinstance(o.parent.parent, exp.GroupConcat)]
+    for key in keys:
+        key.set("desc", order == DESC)
+        key.set("nulls_first", False)
+    return copy if keys else None
 
 
 def _hashable(row: tuple) -> tuple:

@@ -17,6 +17,7 @@ from siselect.sqltext.sqlite_rules.branch_types import branch_types
 from siselect.sqltext.sqlite_rules.compare_affinity import compare_affinity
 from siselect.sqltext.sqlite_rules.date_functions import date_functions
 from siselect.sqltext.sqlite_rules.distinct_order_by import distinct_order_by
+from siselect.sqltext.sqlite_rules.group_concat_order import group_concat_order
 from siselect.sqltext.sqlite_rules.integer_arithmetic import integer_arithmetic
 from siselect.sqltext.sqlite_rules.like_glob import like_glob
 from siselect.sqltext.sqlite_rules.negative_substr import negative_substr
@@ -32,8 +33,9 @@ DIALECTS = ("postgres", "sqlite")
 Rule = Callable[[exp.Expr, Catalog | None], exp.Expr]
 
 # Order matters: names first (the others look columns up), then rules that introduce
-# aggregates, then conversions of values, and booleans last (every rule before may
-# create predicates or values where the other kind is expected).
+# aggregates, then conversions of values, and booleans (every rule before may create
+# predicates or values where the other kind is expected); GROUP_CONCAT's order after all,
+# as its sort key is a copy of the final argument (DISTINCT needs them equal).
 SQLITE_RULES: tuple[Rule, ...] = (
     resolve_identifiers,
     sqlite_casts,  # before any rule adds CASTs of its own
@@ -50,6 +52,7 @@ SQLITE_RULES: tuple[Rule, ...] = (
     negative_substr,
     integer_arithmetic,
     boolean_context,
+    group_concat_order,
 )
 
 
