@@ -6,6 +6,7 @@ import hashlib
 import json
 import random
 import socket
+import sys
 import threading
 import time
 
@@ -98,6 +99,71 @@ def test_same_seed_same_result_with_a_pool_of_1_and_of_8(executor, chat, order):
     assert stable(one) == stable(eight)
     votes = [len(d["judge"]["votes"]) for d in one["duels"] if "judge" in d]
     assert 3 in votes and 2 in votes, "some duels needed the third vote, some did not"
+
+
+def test_idle_work_fills_the_wait_without_holding_requests_back(chat):
+    """4 requests, a pool of 2, replies after 0.4 s: the main thread's idle work (0.5 s a
+    piece) starts after a quiet slice and does not delay the third and fourth requests,
+    which the workers take as soon as they are free; it stops when it says nothing is left,
+    and the answers do not change."""
+    chat.respond_with(lambda request: Reply('{"rows": [[1]]}', delay=0.4))
+    pieces: list[float] = []
+
+    def idle() -> bool:
+        pieces.append(time.monotonic())
+        time.sleep(0.5)
+        return len(pieces) < 2
+
+    started = time.monotonic()
+    with LLMJudge(config(chat.base_url, pool=2)) as judge:
+        answers = judge.answer_all(contexts(2), idle)
+    arrivals = sorted(r.received for r in chat.chat_requests())
+    assert len(arrivals) == 4 and all(a.rows == [[1]] for a in answers)
+    assert judge.pool.counts.sent == 4
+    assert len(pieces) == 2, "called until it said no more, never again"
+    # The server's clock and ours are both time.monotonic in this process.
+    assert pieces[0] - started >= 0.09, "after a quiet slice"
+    assert pieces[0] < arrivals[2], "while requests were still to go out"
+    assert arrivals[2] - arrivals[0] < 0.4 + 0.3, "the workers did not wait for idle work"
+
+
+def test_the_lookahead_separates_the_next_instances_during_the_wait(executor, chat,
+                                                                    monkeypatch):
+    """A judge whose answers match no candidate draws every duel, so every pair is
+    separated again away from its rows: with a slow endpoint those next instances are
+    computed while the replies are awaited, and the result is the one computed without."""
+    from siselect.selection import tournament
+
+    chat.respond_with(lambda request: Reply('{"rows": [[-1]]}', delay=0.6))
+    real = tournament._separated
+    calls: list[tuple[bool, tuple]] = []
+
+    def recorded(t, pair, a, b, exclude):
+        frame, ahead = sys._getframe(1), False
+        while frame is not None and not ahead:
+            ahead = frame.f_code.co_name == "step"
+            frame = frame.f_back
+        calls.append((ahead, exclude))
+        return real(t, pair, a, b, exclude)
+
+    monkeypatch.setattr(tournament, "_separated", recorded)
+    results = []
+    for ahead in (True, False):
+        if not ahead:
+            monkeypatch.setattr(tournament, "lookahead", lambda t, pending: lambda: False)
+        calls.clear()
+        with LLMJudge(config(chat.base_url, pool=8, seed=5)) as judge:
+            results.append(schema_valid("tournament", run_tournament(
+                executor, CANDIDATES, QUESTION, None, judge, Options(seed=3))))
+        if ahead:
+            early = [exclude for was_ahead, exclude in calls if was_ahead]
+            late = [exclude for was_ahead, exclude in calls if not was_ahead and exclude]
+    with_lookahead, without = results
+    assert stable(with_lookahead) == stable(without)
+    again = [d for d in without["duels"] if d["attempt"] > 1]
+    assert again, "duels were separated again"
+    assert any(early), "next instances (rows excluded) were separated ahead"
+    assert len(late) < len(again) / 2, "most next instances were ready before they were asked"
 
 
 def test_a_refusing_endpoint_opens_the_breaker_and_the_call_ends_at_once(executor):

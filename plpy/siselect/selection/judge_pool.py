@@ -80,6 +80,11 @@ class Request:
     about: dict[str, Any] = field(default_factory=dict)  # what the prompt shows (the audit)
 
 
+#: Work the main thread may do while replies are awaited: one piece a call, True while
+#: more is left. It runs between the pool's own steps, so it may use PostgreSQL.
+Idle = Callable[[], bool]
+
+
 class Slots(Protocol):
     """Places in a limit on requests in flight beyond this call (e.g. server-wide)."""
 
@@ -126,8 +131,9 @@ class Pool:
     slots: Slots = field(default_factory=Unlimited)
     counts: Counts = field(default_factory=Counts)
 
-    def run(self, requests: Sequence[Request]) -> list[Outcome]:
-        """An outcome for every request, in the requests' order."""
+    def run(self, requests: Sequence[Request], idle: Idle | None = None) -> list[Outcome]:
+        """An outcome for every request, in the requests' order. ``idle``: work for the
+        main thread while it has nothing to hand the workers (see :data:`Idle`)."""
         outcomes: list[Outcome | None] = [None] * len(requests)
         to_send: dict[str, list[int]] = {}  # identical requests are sent once
         for i, request in enumerate(requests):
@@ -140,7 +146,7 @@ class Pool:
                 self.counts.cached += 1
             else:
                 to_send[request.key] = [i]
-        sent = self._send([requests[ix[0]] for ix in to_send.values()])
+        sent = self._send([requests[ix[0]] for ix in to_send.values()], idle)
         for indexes, outcome in zip(to_send.values(), sent, strict=True):
             if outcome.completion is not None:
                 for cache in self.caches:
@@ -158,27 +164,35 @@ class Pool:
                 return hit
         return None
 
-    def _send(self, requests: list[Request]) -> list[Outcome]:
+    def _send(self, requests: list[Request], idle: Idle | None) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(requests)
         if not requests:
             return []
         jobs: queue.Queue[tuple[int, Request] | None] = queue.Queue()
         done: queue.Queue[tuple[int, Outcome]] = queue.Queue()
-        workers = [threading.Thread(target=_work, args=(self.send, jobs, done), daemon=True,
-                                    name=f"siselect-judge-{n}")
+        started: set[int] = set()  # requests a worker began to send (set.add is atomic)
+        workers = [threading.Thread(target=_work,
+                                    args=(self.send, jobs, done, self.breaker, started),
+                                    daemon=True, name=f"siselect-judge-{n}")
                    for n in range(min(self.size, len(requests)))]
         for w in workers:
             w.start()
+        # The workers bound the requests in flight to the pool's size, so every request can
+        # be queued at once and the main thread is free for idle work from the start;
+        # places in a limit beyond the call are taken by the main thread (through
+        # PostgreSQL), one request at a time, as they free up.
+        limited = not isinstance(self.slots, Unlimited)
         waiting = list(range(len(requests)))
         waiting.reverse()  # popped from the end: sent in order
         in_flight: set[int] = set()
+        more = idle is not None
+        quiet_since = time.monotonic()
         try:
             while waiting or in_flight:
-                while (waiting and len(in_flight) < self.size and not self.breaker.is_open
-                       and self.slots.acquire()):
+                while (waiting and (not limited or len(in_flight) < self.size)
+                       and not self.breaker.is_open and self.slots.acquire()):
                     i = waiting.pop()
                     in_flight.add(i)
-                    self.counts.sent += 1
                     jobs.put((i, requests[i]))
                 if self.breaker.is_open:
                     # Requests not sent stay unsent; those in flight are left to their
@@ -186,16 +200,25 @@ class Pool:
                     for i in waiting:
                         outcomes[i] = Outcome(unavailable=NOT_SENT, sent=False)
                     for i in in_flight:
-                        outcomes[i] = Outcome(unavailable=UNAVAILABLE)
+                        outcomes[i] = (Outcome(unavailable=UNAVAILABLE) if i in started
+                                       else Outcome(unavailable=NOT_SENT, sent=False))
                     waiting, in_flight = [], set()
                     break
+                # Idle work only once every request it could hand out is out (or no slot is
+                # free across the server), so it never holds a request back, and only after
+                # a slice without replies, so a quick endpoint is not kept waiting for it.
+                free = (more and (not waiting or not in_flight)
+                        and time.monotonic() - quiet_since >= WAIT_SLICE)
                 try:
-                    i, outcome = done.get(timeout=WAIT_SLICE)
+                    i, outcome = done.get_nowait() if free else done.get(timeout=WAIT_SLICE)
                 except queue.Empty:
                     call_deadline.check()  # a cancel, statement_timeout
-                    if waiting and not in_flight:
+                    if free and idle is not None:
+                        more = idle()
+                    elif waiting and not in_flight:
                         time.sleep(WAIT_SLICE)  # no slot free across the server: wait
                     continue
+                quiet_since = time.monotonic()
                 if i in in_flight:
                     in_flight.discard(i)
                     self.slots.release()
@@ -205,13 +228,19 @@ class Pool:
             for _ in workers:
                 jobs.put(None)
             self.slots.release_all()
+            self.counts.sent += len(started)
         return [o if o is not None else Outcome(unavailable=UNAVAILABLE) for o in outcomes]
 
 
 def _work(send: Callable[[Request], Outcome], jobs: "queue.Queue[tuple[int, Request] | None]",
-          done: "queue.Queue[tuple[int, Outcome]]") -> None:
+          done: "queue.Queue[tuple[int, Outcome]]", breaker: Breaker, started: set[int]
+          ) -> None:
     while (job := jobs.get()) is not None:
         i, request = job
+        if breaker.is_open:  # queued before it opened: never sent
+            done.put((i, Outcome(unavailable=NOT_SENT, sent=False)))
+            continue
+        started.add(i)
         try:
             outcome = send(request)
         except Exception as exc:  # a bug must not leave the main thread waiting forever

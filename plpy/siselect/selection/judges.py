@@ -92,12 +92,12 @@ class NoisyJudge:
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         return self._noisy(context, self.inner.answer(context))
 
-    def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
+    def answer_all(self, contexts: list[JudgeContext], idle: Any = None) -> list[JudgeAnswer]:
         """The inner judge's answers for all duels at once where it can; the noise is drawn
         afterwards in the duels' order, so it does not depend on how they were obtained."""
         many = getattr(self.inner, "answer_all", None)
-        answers = many(contexts) if many is not None else [self.inner.answer(c)
-                                                           for c in contexts]
+        answers = many(contexts, idle) if many is not None else [self.inner.answer(c)
+                                                                 for c in contexts]
         return [self._noisy(c, a) for c, a in zip(contexts, answers, strict=True)]
 
     def _noisy(self, context: JudgeContext, answer: JudgeAnswer) -> JudgeAnswer:

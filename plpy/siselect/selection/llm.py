@@ -37,7 +37,7 @@ from siselect.runtime.redact import (
 from siselect.selection.judge_audit import LEVELS as AUDIT_LEVELS
 from siselect.selection.judge_audit import AuditLog, shown_columns
 from siselect.selection.judge_cache import MemoryCache, cache_key, persistent_cache
-from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Outcome, Pool, Request
+from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Idle, Outcome, Pool, Request
 from siselect.selection.prompt_policy import MASK_NOTE, estimated_tokens, masked, masked_names
 from siselect.selection.prompts import build_messages, parse_answer
 from siselect.selection.verdict import JudgeAnswer, JudgeContext
@@ -608,8 +608,10 @@ class LLMJudge:
         endpoint is unavailable (the duel is then a draw)."""
         return self.answer_all([context])[0]
 
-    def answer_all(self, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
-        """:meth:`answer` for each context, the requests of all of them sent concurrently."""
+    def answer_all(self, contexts: list[JudgeContext], idle: Idle | None = None
+                   ) -> list[JudgeAnswer]:
+        """:meth:`answer` for each context, the requests of all of them sent concurrently;
+        ``idle`` is the caller's work for the wait (:data:`~.judge_pool.Idle`)."""
         cfg = self.config
         made = [self._prompt(c) for c in contexts]
         votes: list[list[dict[str, Any]]] = [[] for _ in contexts]
@@ -623,7 +625,8 @@ class LLMJudge:
                 cfg.votes, asked + (cfg.votes // 2 + 1 if asked == 0 else 1))
             batch = [(d, v) for d in undecided for v in range(asked, upto)]
             sent = self.pool.counts.sent
-            outcomes = self.pool.run([self._request(prompts[d], v) for d, v in batch])
+            outcomes = self.pool.run([self._request(prompts[d], v) for d, v in batch],
+                                     idle)
             self.rounds.append(self.pool.counts.sent - sent)
             for (d, v), outcome in zip(batch, outcomes, strict=True):
                 votes[d].append(self._vote(v, outcome))

@@ -42,11 +42,11 @@ from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import Duel, TournamentResult, serialise
 from siselect.selection import scoring
 from siselect.selection.grouping import Group, group
-from siselect.selection.judge_pool import UNAVAILABLE
+from siselect.selection.judge_pool import UNAVAILABLE, Idle
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
-from siselect.selection.memo import MemoKey, Separated, memo_key
+from siselect.selection.memo import MemoKey, Separated, SeparationMemo, memo_key
 from siselect.selection.rules import Rules
-from siselect.selection.schedule import Match, next_round, skipped
+from siselect.selection.schedule import Match, next_round, open_pairs, skipped
 from siselect.selection.scoring import Unit
 from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
@@ -174,24 +174,24 @@ def _runs(t: Tournament, unit: Unit) -> list[int]:
     return list(unit.members) if t.rules.members == "all" else [unit.first]
 
 
-def separate_duel(t: Tournament, match: Match) -> Pending:
-    """Separate a match's two representatives (away from its earlier instances' rows) and
-    run every member of both units on D': the database work of a duel, before any judge
-    call; none when ``t.separations`` already holds it."""
-    a, b = t.entries[match.a], t.entries[match.b]
-    units = (t.unit_of(match.a), t.unit_of(match.b))
+def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
+          ) -> tuple[Pair, Separated]:
+    """The separation of two representatives away from ``exclude`` (sorted row ids), from
+    ``t.separations`` or computed there."""
+    a, b = t.entries[first], t.entries[second]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses)
-    exclude = tuple(sorted(match.exclude))
     key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), exclude, t.options)
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
         kept = _separated(t, pair, a, b, exclude)
         if t.separations is not None:
             t.separations[key] = kept
-    record: dict[str, Any] = {"a": a.index, "b": b.index, **kept.status}
-    if kept.on_d is None:
-        return Pending(match, units, record, kept.sep)
+    return pair, kept
+
+
+def _on_instance(t: Tournament, pair: Pair, kept: Separated) -> Any:
+    """A query's answer on the separation's D'."""
     grouped = group_rows(kept.sep["row_ids"], t.catalog)
 
     def run_on_instance(tree: exp.Query) -> Rows:
@@ -200,12 +200,33 @@ def separate_duel(t: Tournament, match: Match) -> Pending:
         except QueryFailed as exc:  # name the unreadable columns of the query as written
             raise privileges.explain(exc, tree, t.catalog) from None
 
-    context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
-                           run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
-    members = {a.index: kept.on_d[0], b.index: kept.on_d[1]}
+    return run_on_instance
+
+
+def _members_on(t: Tournament, match: Match, units: tuple[Unit, Unit], kept: Separated,
+                run: Any) -> dict[int, Rows]:
+    """Every member of both units run on D' (the representatives' answers are known)."""
+    assert kept.on_d is not None
+    members = {match.a: kept.on_d[0], match.b: kept.on_d[1]}
     for index in _runs(t, units[0]) + _runs(t, units[1]):
         if index not in members:
-            members[index] = _member_answer(t, kept, index, run_on_instance)
+            members[index] = _member_answer(t, kept, index, run)
+    return members
+
+
+def separate_duel(t: Tournament, match: Match) -> Pending:
+    """Separate a match's two representatives (away from its earlier instances' rows) and
+    run every member of both units on D': the database work of a duel, before any judge
+    call; none when ``t.separations`` already holds it."""
+    units = (t.unit_of(match.a), t.unit_of(match.b))
+    pair, kept = _kept(t, match.a, match.b, tuple(sorted(match.exclude)))
+    record: dict[str, Any] = {"a": match.a, "b": match.b, **kept.status}
+    if kept.on_d is None:
+        return Pending(match, units, record, kept.sep)
+    run_on_instance = _on_instance(t, pair, kept)
+    context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
+                           run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
+    members = _members_on(t, match, units, kept, run_on_instance)
     return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members)
 
 
@@ -269,11 +290,49 @@ def _column_order_instance(t: Tournament, pair: Pair, a: Entry, options: Options
     return sep
 
 
-def judge_all(judge: Judge, contexts: list[JudgeContext]) -> list[JudgeAnswer]:
+def judge_all(judge: Judge, contexts: list[JudgeContext], idle: Idle | None = None
+              ) -> list[JudgeAnswer]:
     """The judge's answers for many duels: at once where the judge can (the LLM's requests
-    go out concurrently), else one after another."""
+    go out concurrently, and ``idle`` fills the wait), else one after another."""
     many = getattr(judge, "answer_all", None)
-    return many(contexts) if many is not None else [judge.answer(c) for c in contexts]
+    return many(contexts, idle) if many is not None else [judge.answer(c) for c in contexts]
+
+
+def lookahead(t: Tournament, pending: list[Pending]) -> Idle:
+    """The database work the next rounds will likely ask for, done while the judge's
+    replies are awaited (a slow endpoint leaves PostgreSQL idle): first each judged duel's
+    next instance, away from its rows, should it be separated again; then the pairs not
+    yet played. What it computes goes to ``t.separations`` under the key the later duel
+    looks up, so results do not depend on whether (or how far) it got; what is never asked
+    for is wasted work of idle time. At most one piece outlasts the last reply."""
+    limit = t.rules.instances or 1
+    playing = {(p.match.a, p.match.b) for p in pending}
+    work: list[tuple[int, int, tuple[int, ...]]] = [
+        (p.match.a, p.match.b, tuple(sorted(p.match.exclude | set(p.sep["row_ids"]))))
+        for p in pending
+        if p.context is not None and p.sep.get("row_ids") and not p.match.exhausted
+        and len(p.match.duels) + 1 < (limit if p.match.room is None
+                                      else min(limit, p.match.room))]
+    work += [(u.first, v.first, ()) for u, v in open_pairs(t.units)
+             if (u.first, v.first) not in playing]
+    work.reverse()  # popped from the end: in order
+
+    def step() -> bool:
+        if work:
+            first, second, exclude = work.pop()
+            try:
+                pair, kept = _kept(t, first, second, exclude)
+                if kept.on_d is not None:
+                    units = (t.unit_of(first), t.unit_of(second))
+                    _members_on(t, Match(-1, first, second), units, kept,
+                                _on_instance(t, pair, kept))
+            except Cancelled:
+                raise
+            except SiselectError:
+                pass  # the duel that needs it meets the same error and reports it
+        return bool(work)
+
+    return step
 
 
 def _instance_fields(record: dict[str, Any], sep: dict[str, Any]) -> None:
@@ -437,7 +496,8 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
     pending = [separate_duel(t, m) for m in matches]
     _server_limit(t)
     asked = [p for p in pending if p.context is not None]
-    answers = judge_all(t.judge, [p.context for p in asked if p.context is not None])
+    answers = judge_all(t.judge, [p.context for p in asked if p.context is not None],
+                        lookahead(t, pending))
     by_match = {id(p): a for p, a in zip(asked, answers, strict=True)}
     for p in pending:
         record = p.record
@@ -632,7 +692,8 @@ def run_tournament(
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
-                   separations=separations, accuracy=_accuracy(judge, rules))
+                   separations=separations if separations is not None else SeparationMemo(),
+                   accuracy=_accuracy(judge, rules))
     t.entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )
