@@ -3,6 +3,11 @@
 The whole load is one transaction: a failure leaves the previous state untouched. A
 loaded schema carries a comment naming its source's SHA-256, so reloading an unchanged
 file does nothing and a schema we did not create is never overwritten.
+
+A table without an INTEGER PRIMARY KEY gets one more column, holding SQLite's implicit
+rowid under the first of its names (``rowid``, ``_rowid_``, ``oid``) the table leaves
+free; the mark names it, the catalog knows it as the table's rowid, and the transpiler
+reads ``rowid`` from it and leaves it out of ``*`` (docs/identifiers.md, "rowid").
 """
 
 import csv
@@ -26,6 +31,10 @@ from siselect.sqltext.sqlite_types import affinity, pg_type
 
 Say = Callable[[str], None]
 
+#: What a load holds, recorded in the mark: a schema loaded under an earlier layout is
+#: loaded again even from an unchanged file (2: tables keep SQLite's implicit rowid).
+LAYOUT = 2
+
 
 @dataclass
 class SqliteColumn:
@@ -40,6 +49,38 @@ class SqliteTable:
     columns: list[SqliteColumn] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     foreign_keys: list[tuple[list[str], str, list[str]]] = field(default_factory=list)
+    # The loaded column that keeps SQLite's implicit rowid (see implicit_rowid), or None
+    rowid: str | None = None
+
+    def loaded_columns(self) -> list[tuple[str, str]]:
+        """``(name, PostgreSQL type)`` of the loaded table's columns, the rowid's last."""
+        own = [(c.name, c.pg_type) for c in self.columns]
+        return own + ([(self.rowid, "bigint")] if self.rowid else [])
+
+
+#: SQLite's names for a table's implicit rowid, in the order the loader picks from.
+ROWID_NAMES = ("rowid", "_rowid_", "oid")
+
+
+def implicit_rowid(db: sqlite3.Connection, table: SqliteTable) -> str | None:
+    """The name under which the loaded table keeps SQLite's implicit rowid, which numbers
+    a table's rows (storage order, gaps where rows were deleted) and which queries may read
+    (``l.rowid = e.rowid``): the first of :data:`ROWID_NAMES` no column of the table takes.
+    None where there is nothing to keep: an INTEGER PRIMARY KEY is the rowid itself, a
+    WITHOUT ROWID table has none, and one with columns of all three names hides it."""
+    if len(table.primary_key) == 1 and next(
+            c.declared for c in table.columns if c.name == table.primary_key[0]
+    ).strip().upper() == "INTEGER":
+        return None
+    taken = {c.name.lower() for c in table.columns}
+    name = next((n for n in ROWID_NAMES if n not in taken), None)
+    if name is None:
+        return None
+    try:
+        db.execute(f"SELECT {name} FROM {quote_ident(table.name)} LIMIT 0")
+    except sqlite3.OperationalError:
+        return None  # WITHOUT ROWID
+    return name
 
 
 @dataclass
@@ -112,12 +153,15 @@ def read_schema(db: sqlite3.Connection) -> list[SqliteTable]:
             entry[0].append(r[3])
             entry[2].append(r[4])
         table.foreign_keys = list(fks.values())
+        table.rowid = implicit_rowid(db, table)
         tables.append(table)
     return tables
 
 
 def sqlite_rows(db: sqlite3.Connection, table: SqliteTable) -> Iterator[tuple]:
-    cols = ", ".join(quote_ident(c.name) for c in table.columns)
+    """The rows of ``table``, its loaded columns (the implicit rowid's too) in order."""
+    # The rowid's name is one no column takes: SQLite reads it as the rowid.
+    cols = ", ".join(quote_ident(name) for name, _ in table.loaded_columns())
     yield from db.execute(f"SELECT {cols} FROM {quote_ident(table.name)}")
 
 
@@ -373,7 +417,8 @@ def load(
         raise SiselectError(
             f"the name {name!r} is taken by a schema siselect did not create", "42P06"
         )
-    if isinstance(mark, dict) and mark.get("sha256") == digest and not force:
+    if isinstance(mark, dict) and mark.get("sha256") == digest and \
+            mark.get("layout") == LAYOUT and not force:
         report = LoadReport(name, "unchanged", mark.get("tables", {}))
         report.seconds = time.perf_counter() - started
         return report
@@ -403,8 +448,10 @@ def load(
             say(f"{table.name}: {report.tables[table.name]} rows, checksum matches")
         conn.execute(f"ANALYZE")  # noqa: F541 - statistics for the planner
         mark_text = json.dumps(
-            {"mark": MARK, "source": source, "sha256": digest, "tables": report.tables,
-             "affinity": _text_affinities(tables)}
+            {"mark": MARK, "layout": LAYOUT, "source": source, "sha256": digest,
+             "tables": report.tables,
+             "affinity": _text_affinities(tables),
+             "rowid": {t.name: t.rowid for t in tables if t.rowid}}
         )
         conn.execute(
             f"COMMENT ON SCHEMA {quote_ident(name)} IS {quote_literal(mark_text)}"
@@ -436,10 +483,11 @@ def _restore_grants(conn, schema: str, grants: list[Grant], report: LoadReport) 
 
 def _create_and_copy(conn, db, schema: str, table: SqliteTable, say: Say) -> None:
     qualified = f"{quote_ident(schema)}.{quote_ident(table.name)}"
-    cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in table.columns)
+    loaded = table.loaded_columns()
+    cols = ", ".join(f"{quote_ident(name)} {pg}" for name, pg in loaded)
     conn.execute(f"CREATE TABLE {qualified} ({cols})")
-    names = ", ".join(quote_ident(c.name) for c in table.columns)
-    types = [c.pg_type for c in table.columns]
+    names = ", ".join(quote_ident(name) for name, _ in loaded)
+    types = [pg for _, pg in loaded]
     try:
         with conn.cursor().copy(f"COPY {qualified} ({names}) FROM STDIN") as copy:
             for row in sqlite_rows(db, table):
@@ -522,12 +570,13 @@ def _comment_columns(conn, schema: str, tables: list[SqliteTable], descriptions)
 
 def _verify(conn, db, schema: str, table: SqliteTable) -> int:
     """Compare row count and content checksum with the SQLite source; raise on mismatch."""
-    types = [c.pg_type for c in table.columns]
+    columns = table.loaded_columns()
+    types = [pg for _, pg in columns]
     source = row_checksum(
         tuple(_coerce(v, t) for v, t in zip(row, types, strict=True))
         for row in sqlite_rows(db, table)
     )
-    cols = ", ".join(quote_ident(c.name) for c in table.columns)
+    cols = ", ".join(quote_ident(name) for name, _ in columns)
     with conn.cursor() as cur:
         cur.execute(f"SELECT {cols} FROM {quote_ident(schema)}.{quote_ident(table.name)}")
         loaded = row_checksum(iter(cur))

@@ -56,6 +56,9 @@ class Table:
     definition: str | None = None
     # why a view is not read through its definition (``content`` identity), for notes
     opaque_reason: str | None = None
+    # the column the loader filled with SQLite's implicit rowid (a table without INTEGER
+    # PRIMARY KEY): SQLite's ``rowid``, not one of the table's own columns (``*`` omits it)
+    rowid: str | None = None
 
     @property
     def span(self) -> int:
@@ -249,14 +252,18 @@ FROM pg_catalog.pg_namespace n WHERE n.nspname = ($1::text[])[1]
 
 
 def _declared_affinities(executor: Executor, catalog: Catalog) -> None:
-    """Affinities the loader recorded in the schema's comment (a JSON object with an
-    ``affinity`` map: table -> column -> affinity); other comments are not ours."""
+    """Affinities and implicit rowids the loader recorded in the schema's comment (a JSON
+    object with an ``affinity`` map: table -> column -> affinity, and a ``rowid`` map:
+    table -> column); other comments are not ours."""
     for (text,) in executor.run_internal(_MARK_SQL, [executor.schemas]):
         try:
             mark = json.loads(text) if text else None
         except ValueError:
             return
-        found = mark.get("affinity") if isinstance(mark, dict) else None
+        if not isinstance(mark, dict):
+            return
+        _implicit_rowids(catalog, executor.schemas[0], mark.get("rowid"))
+        found = mark.get("affinity")
         if not isinstance(found, dict):
             return
         for rel, columns in found.items():
@@ -266,3 +273,13 @@ def _declared_affinities(executor: Executor, catalog: Catalog) -> None:
                 continue
             for col in table.columns:
                 col.affinity = columns.get(col.name) or col.affinity
+
+
+def _implicit_rowids(catalog: Catalog, schema: str, found: object) -> None:
+    if not isinstance(found, dict):
+        return
+    for rel, column in found.items():
+        table = catalog.tables.get(rel)
+        if table is not None and table.schema == schema and \
+                any(c.name == column for c in table.columns):
+            table.rowid = column

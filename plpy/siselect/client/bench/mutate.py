@@ -156,7 +156,8 @@ def renaming(db: sqlite3.Connection, style: str, used: list[str]) -> Renaming:
 
 def write_variant(source: Path, target: Path, names: Renaming) -> None:
     """Copy ``source`` to ``target`` under the new names: same declared types, keys and rows
-    (each value under its original storage class, rows in rowid order)."""
+    (each value under its original storage class, rows in rowid order, under their rowids:
+    queries may read them)."""
     target.unlink(missing_ok=True)
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     out = sqlite3.connect(target)
@@ -164,12 +165,32 @@ def write_variant(source: Path, target: Path, names: Renaming) -> None:
         out.execute("ATTACH DATABASE ? AS old", (f"file:{source}?mode=ro",))
         for table in _table_names(src):
             out.execute(_create(src, table, names))
-            out.execute(f"INSERT INTO main.{_quote(names.tables[table.lower()])} "
-                        f"SELECT * FROM old.{_quote(table)}")
+            new = _quote(names.tables[table.lower()])
+            rowid = _rowid_name(src, table, names)
+            if rowid is None:
+                out.execute(f"INSERT INTO main.{new} SELECT * FROM old.{_quote(table)}")
+            else:
+                columns = ", ".join(_quote(names.columns[c.lower()]) for c in _columns(src, table))
+                out.execute(f"INSERT INTO main.{new} ({rowid}, {columns}) "
+                            f"SELECT {rowid}, * FROM old.{_quote(table)}")
         out.commit()
     finally:
         src.close()
         out.close()
+
+
+def _rowid_name(db: sqlite3.Connection, table: str, names: Renaming) -> str | None:
+    """A name of SQLite's rowid that no column takes, before or after renaming; None when
+    there is none or the table has no rowid (WITHOUT ROWID)."""
+    taken = {c.lower() for c in _columns(db, table)} | {
+        names.columns[c.lower()].lower() for c in _columns(db, table)}
+    name = next((n for n in ("rowid", "_rowid_", "oid") if n not in taken), None)
+    try:
+        if name is not None:
+            db.execute(f"SELECT {name} FROM {_quote(table)} LIMIT 0")
+    except sqlite3.OperationalError:
+        return None
+    return name
 
 
 def _table_names(db: sqlite3.Connection) -> list[str]:

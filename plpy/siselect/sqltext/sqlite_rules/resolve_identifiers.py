@@ -182,7 +182,9 @@ class _Resolver:
                 table.set("this", _quoted(found.name))
                 table.set("db", None)
                 table.set("catalog", None)
-                return _Source(table.alias, [c.name for c in found.columns], found)
+                # The loader's column for SQLite's implicit rowid is no column of SQLite's.
+                own = [c.name for c in found.columns if c.name != found.rowid]
+                return _Source(table.alias, own, found)
         return _Source(table.alias_or_name, None)
 
     def join_columns(self, join: exp.Join, left: list[_Source], right: _Source) -> bool:
@@ -225,16 +227,18 @@ class _Resolver:
     def expand_stars(self, select: exp.Select, sources: list[_Source], merged: bool) -> None:
         """``*`` and ``t.*`` as SQLite's column lists where PostgreSQL's would differ or not
         serve: over USING/NATURAL joins (PostgreSQL puts merged columns first, SQLite leaves
-        them where the left table has them, once), and in a query that groups rows (the
+        them where the left table has them, once), in a query that groups rows (the
         bare-column rewrite takes each column from the row SQLite picks; ``t.*`` would
-        become one composite value)."""
+        become one composite value), and over a table whose loaded copy keeps SQLite's
+        implicit rowid in a column of its own (SQLite's ``*`` does not show it)."""
         grouped = is_aggregate(select)
         expanded: list[exp.Expr] = []
         for projection in select.expressions:
             star = isinstance(projection, exp.Star)
             chosen = sources if star else self.star_sources(projection, sources)
-            if chosen is None or not (grouped or (star and merged)) or \
-                    any(s.columns is None for s in chosen):
+            if chosen is None or any(s.columns is None for s in chosen) or not (
+                    grouped or (star and merged)
+                    or any(s.table is not None and s.table.rowid for s in chosen)):
                 expanded.append(projection)
                 continue
             expanded.extend(exp.column(_quoted(c), table=_quoted(s.name))
@@ -375,15 +379,19 @@ def _set(column: exp.Column, source: _Source, spelling: str) -> None:
 
 
 def _rowid(source: _Source, name: str) -> str | None:
-    """SQLite's rowid is the INTEGER PRIMARY KEY column when the table has one."""
+    """SQLite's rowid (a name no column of the table takes): the column where the loader
+    kept it, else the INTEGER PRIMARY KEY column, which is the rowid itself."""
     table = source.table
     if table is None or name.lower() not in ("rowid", "oid", "_rowid_"):
         return None
+    if table.rowid is not None:
+        return table.rowid
     key = table.column(table.primary_key[0]) if len(table.primary_key) == 1 else None
     if key is None or key.type != "bigint":
-        # Otherwise it numbers the rows in storage order: nothing in the loaded table holds it.
+        # Otherwise it numbers the rows in storage order: only a load that kept it knows it.
         raise SiselectError(f"{name} of table {table.name!r} (which has no INTEGER PRIMARY KEY) "
-                            "has no PostgreSQL counterpart", "0A000")
+                            "has no PostgreSQL counterpart: load the database again with "
+                            "siselect 0.2.0 or later, which keeps it", "0A000")
     return key.name
 
 
