@@ -102,8 +102,11 @@ def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column:
     holding = f"SELECT {row_id} FROM {source} WHERE t.{quote_ident(column)} = {literal}"
     unlike = ("" if other is None else
               f" AND NOT EXISTS (SELECT FROM ({other}) AS __b WHERE __b.k = __a.k)")
-    return (f"SELECT w FROM ({own}) AS __a WHERE w && ARRAY({holding}){unlike} "
-            f"ORDER BY w LIMIT {int(limit)}")
+    # The witnesses' rows joined to the rows holding the value (one hash of those rows),
+    # not ``w && ARRAY(...)``: an overlap compares every element with every element, per
+    # witness (12,500 heroes named '-' against 580,000 witnesses: 20 s a statement).
+    return (f"SELECT DISTINCT w FROM ({own}) AS __a, unnest(__a.w) AS __x(r) "
+            f"WHERE __x.r IN ({holding}){unlike} ORDER BY w LIMIT {int(limit)}")
 
 
 def _keyed(lineage: Lineage) -> str:
