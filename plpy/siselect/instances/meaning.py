@@ -42,6 +42,7 @@ MEANINGFUL, NON_DEGENERATE, DEGENERATE, FAILED = 0, 1, 2, 3
 RANK_NAMES = {MEANINGFUL: "meaningful", NON_DEGENERATE: "non-degenerate",
               DEGENERATE: "degenerate", FAILED: "failed"}
 _NULL_KEY = "NULL"  # the key of rows whose key columns are all NULL (normal_row gives None)
+_NULL_ROW = "NULL row"  # the key of a row whose every column is NULL
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def keyed(rows: Sequence[Sequence[Any]], s: Shape) -> Keyed:
     groups: dict[Any, set] = {}
     for row in rows:
         full = normal_row(row)
-        if full is None:  # an all-NULL row: no answer (as same_answer reads it)
+        if full is None:  # an all-NULL row is a row of its own (BIRD's rule, same_result)
+            groups.setdefault(_NULL_ROW, set()).add(None)
             continue
         key = normal_row([row[i] for i in s.keys]) if s.keys else ()
         groups.setdefault(_NULL_KEY if key is None else key, set()).add(full)

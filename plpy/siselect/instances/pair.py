@@ -1,8 +1,8 @@
 """Two queries evaluated side by side on D and on sub-instances D' of D.
 
 Verification is the only judge of separation: a row set separates when both queries,
-run by PostgreSQL on exactly those rows, give different answers (see
-:func:`siselect.runtime.answers.same_answer`). Results are cached per row set.
+run by PostgreSQL on exactly those rows, give different answers (see :func:`same_result`).
+Results are cached per row set.
 
 A query may fail on D' where it ran on D (a division by a count that is now 0, a scalar
 subquery that now returns two rows). Such an error depends on the rows, so it is the
@@ -12,14 +12,19 @@ instances, and uses one only when nothing else separates (see docs/instances.md)
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlglot import exp
 
 from siselect.instances.shadow import RowsByTable, restrict
-from siselect.instances.ties import tie_explained, tie_sensitive, with_ties
+from siselect.instances.ties import (
+    has_null_row,
+    tie_explained,
+    tie_sensitive,
+    with_ties,
+)
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
 from siselect.runtime.answers import same_answer
@@ -35,6 +40,16 @@ MAX_ANSWER_ROWS = 100_000
 DATA_ERROR_CLASSES = ("21", "22")
 #: The column under which a failed answer shows its error (no query's own column is named so).
 ERROR_COLUMN = "siselect: error"
+
+
+def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether two answers are the same, as a separation reads them: the same set of rows
+    (:func:`siselect.runtime.answers.same_answer`: tolerance, column order and duplicates
+    ignored), and a row of NULLs in both or in neither. ``same_answer`` drops all-NULL rows,
+    but BIRD's rule (sets of row tuples) and exact grouping do not: one all-NULL row
+    (``SUM`` over nothing) and no row at all are two answers, and two groups whose duel
+    must be separated, not drawn as the same answer."""
+    return same_answer(a_rows, b_rows) and has_null_row(a_rows) == has_null_row(b_rows)
 
 
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
@@ -171,15 +186,16 @@ class Pair:
         failed = [isinstance(a, Failed) for a in (a1, a2)]
         if any(failed):
             return (a1, a2) if not all(failed) else None
-        if same_answer(a1.rows, a2.rows):
+        if same_result(a1.rows, a2.rows):
             return None
-        if not any(tie_sensitive(t) for t in self.trees):
-            return a1, a2
         grouped = group_rows(key, self.catalog)
-        r1, r2 = (self.run_on(with_ties(t), grouped) for t in self.trees)
-        if isinstance(r1, Failed) or isinstance(r2, Failed):
-            return a1, a2  # no tie explains an error
-        return None if tie_explained(a1, a2, r1, r2) else (a1, a2)
+        if any(tie_sensitive(t) for t in self.trees):
+            r1, r2 = (self.run_on(with_ties(t), grouped) for t in self.trees)
+            # No tie explains an error.
+            if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
+                    and tie_explained(a1, a2, r1, r2):
+                return None
+        return a1, a2
 
     def separates(self, rows: Iterable[int]) -> bool:
         """Both queries run on ``rows`` without error and their answers differ there."""

@@ -21,7 +21,7 @@ from siselect.instances.meaning import (
     Meaning,
 )
 from siselect.instances.minimise import ddmin
-from siselect.instances.pair import BudgetExceeded, Pair, Timer
+from siselect.instances.pair import BudgetExceeded, Pair, Timer, same_result
 from siselect.instances.references import fetch_instance, referenced_rows
 from siselect.instances.search import (
     Pool,
@@ -35,7 +35,6 @@ from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import tie_explained, with_ties
 from siselect.instances.witness_cache import rows_sql
 from siselect.runtime import deadline
-from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, SiselectError
 from siselect.runtime.executor import Executor, Rows
@@ -153,7 +152,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         "rows_on_d": {"q1": len(a1.rows), "q2": len(a2.rows)},
     }
     try:
-        if same_answer(a1.rows, a2.rows):
+        if same_result(a1.rows, a2.rows):
             return _finish(
                 result,
                 pair,

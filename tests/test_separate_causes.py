@@ -1,0 +1,94 @@
+"""Causes of tasks the tournament lost with a perfect judge on the yardstick, each on a
+small SQLite database loaded into PostgreSQL (docs/instances.md):
+
+- a row of NULLs is a row (BIRD's rule): one all-NULL row and no row are two answers, on D
+  (``same_answer`` status) and on D' (a tie at LIMIT 1 does not explain a NULL top row);
+- an answer degenerate on D' as it is on D (a NULL top row) has kept its meaning;
+- an aggregate over none of its witnesses (a COUNT of nothing) is degenerate: the question's
+  SUM of nothing is NULL, so the judge cannot tell the queries apart there;
+- an answer that hangs on ties at a cut below the top (the best event of a derived table)
+  separates nothing.
+"""
+
+import sqlite3
+
+import pytest
+
+from conftest import loaded_executor, schema_valid
+from siselect.instances import separate as separation
+from siselect.instances.pair import Pair, group_rows
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
+
+SCHEMA = "separate_causes"
+
+DATA = """
+CREATE TABLE station (id INTEGER PRIMARY KEY, country TEXT, segment TEXT);
+INSERT INTO station VALUES (1, 'CZE', 'Discount'), (2, 'CZE', 'Premium'),
+  (3, 'SVK', 'Discount'), (4, 'CZE', 'Premium'), (5, 'SVK', 'Premium'),
+  (6, 'CZE', 'Discount'), (7, 'CZE', 'Premium');
+CREATE TABLE school (id INTEGER PRIMARY KEY, district TEXT, score INTEGER);
+INSERT INTO school VALUES (1, NULL, 90), (2, NULL, 10), (3, 'North', 80), (4, 'North', 70),
+  (5, 'South', 60);
+CREATE TABLE event (id INTEGER PRIMARY KEY, name TEXT, type TEXT);
+INSERT INTO event VALUES (1, 'Gala', 'Party'), (2, 'Board', 'Meeting'), (3, 'Picnic', 'Party');
+CREATE TABLE attendance (id INTEGER PRIMARY KEY, event_id INTEGER, member TEXT);
+INSERT INTO attendance VALUES (1, 1, 'ann'), (2, 1, 'bob'), (3, 1, 'cid'), (4, 3, 'dan'),
+  (5, 2, 'eve');
+"""
+
+
+@pytest.fixture(scope="module")
+def causes(dsn: str, tmp_path_factory):
+    path = tmp_path_factory.mktemp("causes") / f"{SCHEMA}.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(DATA)
+    with loaded_executor(dsn, path, SCHEMA) as executor:
+        yield executor
+
+
+def separate(executor, q1: str, q2: str) -> dict:
+    return schema_valid("separation", separation.separate(executor, q1, q2))
+
+
+def reference_on(executor, result: dict, sql: str):
+    """The reference query's answer on the instance a separation returned."""
+    catalog = load_catalog(executor)
+    tree = to_tree(sql, "postgres", catalog)
+    pair = Pair(executor, catalog, (tree, tree))
+    return pair.run_on(tree, group_rows(result["row_ids"], catalog)).rows
+
+
+def ids_of(executor, table: str, ids: list[int]) -> list[int]:
+    catalog = load_catalog(executor)
+    found = executor.run(f"SELECT ctid::text FROM {table} WHERE id IN "
+                         f"({', '.join(map(str, ids))}) ORDER BY id").rows
+    out = []
+    for (tid,) in found:
+        block, offset = (int(x) for x in tid.strip("()").split(","))
+        out.append(rowids.encode(catalog.number(table), block, offset))
+    return out
+
+
+def test_an_all_null_row_and_no_row_are_two_answers(causes):
+    # MAX of nothing is one row holding NULL; the plain column gives no row. BIRD (and exact
+    # grouping) count them apart, so the pair is separated rather than "the same answer".
+    result = separate(causes, "SELECT MAX(segment) FROM station WHERE country = 'AUT'",
+                      "SELECT segment FROM station WHERE country = 'AUT'")
+    assert result["status"] == "separated"
+    assert result["answers"]["q1"]["rows"] == [[None]]
+    assert result["answers"]["q2"]["rows"] == []
+
+
+# The district of the best school (NULL) against the district with the best average.
+BEST_SCHOOL = "SELECT district FROM school ORDER BY score DESC LIMIT 1"
+BEST_AVERAGE = "SELECT district FROM school GROUP BY district ORDER BY AVG(score) DESC LIMIT 1"
+
+
+def test_a_tie_does_not_explain_a_null_top_row(causes):
+    result = separate(causes, BEST_SCHOOL, BEST_AVERAGE)
+    assert result["status"] == "separated", result.get("reason")
+    assert result["answers"]["q1"]["rows"] == [[None]]
+    assert result["answers"]["q2"]["rows"] == [["North"]]
+    assert reference_on(causes, result, BEST_SCHOOL) == [(None,)]
