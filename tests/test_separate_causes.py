@@ -19,6 +19,8 @@ from siselect.instances import separate as separation
 from siselect.instances.pair import Pair, group_rows
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
+from siselect.selection import tournament
+from siselect.selection.judges import ReferenceJudge
 from siselect.sqltext.transpile import to_tree
 
 SCHEMA = "separate_causes"
@@ -91,4 +93,39 @@ def test_a_tie_does_not_explain_a_null_top_row(causes):
     assert result["status"] == "separated", result.get("reason")
     assert result["answers"]["q1"]["rows"] == [[None]]
     assert result["answers"]["q2"]["rows"] == [["North"]]
+    # NULL is the best school's district on D too: the answer has kept its meaning.
+    assert result["meaning"] == "meaningful" and not result["degenerate"]
     assert reference_on(causes, result, BEST_SCHOOL) == [(None,)]
+
+
+# The difference of discount stations (the question) against all stations: a COUNT of the
+# discount stations answers 0 on a D' without any, where the reference's SUM is NULL.
+DISCOUNT_COUNTS = ("SELECT (SELECT COUNT(*) FROM station WHERE country = 'CZE' AND "
+                   "segment = 'Discount') - (SELECT COUNT(*) FROM station WHERE "
+                   "country = 'SVK' AND segment = 'Discount') AS difference")
+ALL_STATIONS = ("SELECT SUM(CASE WHEN country = 'CZE' THEN 1 ELSE 0 END) - "
+                "SUM(CASE WHEN country = 'SVK' THEN 1 ELSE 0 END) AS difference FROM station")
+DISCOUNT_REFERENCE = ("SELECT SUM(CASE WHEN country = 'CZE' THEN 1 ELSE 0 END) - "
+                      "SUM(CASE WHEN country = 'SVK' THEN 1 ELSE 0 END) FROM station "
+                      "WHERE segment = 'Discount'")
+
+
+def test_an_aggregate_over_none_of_its_rows_is_degenerate(causes):
+    result = separate(causes, ALL_STATIONS, DISCOUNT_COUNTS)
+    assert result["status"] == "separated" and result["meaning"] == "meaningful"
+    segment = result["instance"]["station"]["columns"].index("segment")
+    assert "Discount" in {row[segment] for row in result["instance"]["station"]["rows"]}
+    # So the question has an answer on D', and it is the discount count's.
+    assert reference_on(causes, result, DISCOUNT_REFERENCE) == \
+        [tuple(result["answers"]["q2"]["rows"][0])]
+
+
+def test_the_reference_judge_picks_the_count_of_the_right_rows(causes):
+    catalog = load_catalog(causes)
+    judge = ReferenceJudge(to_tree(DISCOUNT_REFERENCE, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        causes, [ALL_STATIONS, DISCOUNT_COUNTS], "How many more discount stations does CZE "
+        "have than SVK?", None, judge, separation.Options(), catalog=catalog))
+    assert result["winner"]["index"] == 1
+    assert result["decided_by"] == "tournament"
+    assert all(d["verdict"] == "b" for d in result["duels"])

@@ -9,7 +9,9 @@ search keeps the best rank it finds, minimising within that rank:
    D' is a piece of the disagreement on D;
 1. *non-degenerate*: both run, neither answer degenerate, but D' shows a disagreement D
    does not have (a row D' makes up, a group whose difference exists only on D');
-2. *degenerate*: both run, but D' is empty or an answer on it is (or is all NULL);
+2. *degenerate*: both run, but D' is empty or an answer on it is (or is all NULL; unless
+   that answer on D is so too and D' holds a witness of it), or an aggregating query's D'
+   holds none of its witnesses (its aggregates ran over nothing);
 3. *failed*: one query fails on D' (its answer is the error; both failing separates
    nothing).
 
@@ -127,15 +129,24 @@ class Meaning:
     on_d: tuple[Keyed, Keyed]
     aggregated: bool
     differing: list[frozenset[int]]  # witnesses of W1-W2 and W2-W1 (a sample)
+    # Every witness of each query (W1, W2), when the pool holds them all; None when it
+    # holds a sample only (then whether D' holds one is not known).
+    witnesses: tuple[list[frozenset[int]] | None, list[frozenset[int]] | None] = (None, None)
+    # How each answer on D is itself degenerate (all NULL, say), or None: an answer on D'
+    # degenerate in the same way has kept its meaning.
+    as_on_d: tuple[str | None, str | None] = (None, None)
 
     @classmethod
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
-           differing: Collection[Sequence[int]]) -> "Meaning":
+           differing: Collection[Sequence[int]],
+           witnesses: Sequence[Collection[Sequence[int]] | None] = (None, None)) -> "Meaning":
         s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
         aggregated = bool(s1.values or s2.values) or any(
             is_aggregate_call(n) for t in trees for n in t.walk())
+        known = tuple(None if ws is None else [frozenset(w) for w in ws] for ws in witnesses)
+        as_on_d = (degenerate_reason("q1", on_d[0], s1), degenerate_reason("q2", on_d[1], s2))
         return cls((s1, s2), (keyed(on_d[0].rows, s1), keyed(on_d[1].rows, s2)), aggregated,
-                   [frozenset(w) for w in differing])
+                   [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)
 
     def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:
         errors = {label: a.error() for label, a in zip(("q1", "q2"), answers, strict=True)
@@ -144,12 +155,32 @@ class Meaning:
             return Assessment(FAILED, [f"{k} fails on D': {v['message']} (SQLSTATE "
                                        f"{v['sqlstate']})" for k, v in errors.items()], errors)
         reasons = [] if rows else ["the instance is empty"]
-        reasons += [r for label, a, s in zip(("q1", "q2"), answers, self.shapes, strict=True)
-                    if (r := degenerate_reason(label, a, s))]
+        have = set(rows)
+        reasons += [r for i, (label, a, s) in enumerate(zip(("q1", "q2"), answers, self.shapes,
+                                                             strict=True))
+                    if (r := degenerate_reason(label, a, s))
+                    and not (r == self.as_on_d[i] and self.reads_own(i, have))]
+        if rows and not reasons:
+            reasons += [f"{label}'s aggregates on D' read none of its rows"
+                        for i, (label, s) in enumerate(zip(("q1", "q2"), self.shapes,
+                                                           strict=True))
+                        if s.values and any(self.witnesses[i] or ())
+                        and not self.reads_own(i, have)]
         if reasons:
             return Assessment(DEGENERATE, reasons)
         why = self.unfaithful(rows, answers)
         return Assessment(NON_DEGENERATE, [why]) if why else Assessment(MEANINGFUL)
+
+    def reads_own(self, side: int, have: set[int]) -> bool:
+        """Whether D' (the rows ``have``) holds a whole non-empty witness of the query
+        ``side`` (0: q1, 1: q2); False when its witnesses are not known whole.
+
+        An aggregate over none of its witnesses ran over no row (a COUNT of nothing is 0
+        where the question's SUM of nothing is NULL: the judge cannot tell which is meant),
+        and an answer degenerate on D' as it is on D (a NULL top row) keeps its meaning only
+        when it comes from rows that give it on D. The empty witness (a scalar aggregate
+        answers on no rows too) reads nothing."""
+        return any(w and w <= have for w in self.witnesses[side] or ())
 
     def unfaithful(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> str | None:
         """Why the disagreement on D' is not a piece of the one on D, or None."""

@@ -311,7 +311,7 @@ def _search(
     result["backend"], result["backend_reason"] = served.backend, served.reason
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
-    meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2)
+    meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool))
     best = _Best(pair, meaning)
     pair.timer.add("lineage", t0)
     t1 = time.perf_counter()
@@ -346,14 +346,33 @@ def _search(
     return found, meaning, notes
 
 
-def _without(pool: Any, exclude: tuple[int, ...]) -> Any:
-    """``pool`` without the witnesses that hold an excluded row."""
+_CLASSES = ("only1", "only2", "both")
+
+
+def _without(pool: Pool, exclude: tuple[int, ...]) -> Pool:
+    """``pool`` without the witnesses that hold an excluded row (the sizes of classes held
+    whole shrink with them, so that they stay whole)."""
     if not exclude:
         return pool
     out = set(exclude)
-    kept = {name: [w for w in getattr(pool, name) if out.isdisjoint(w)]
-            for name in ("only1", "only2", "both")}
-    return replace(pool, **kept)
+    kept = {name: [w for w in getattr(pool, name) if out.isdisjoint(w)] for name in _CLASSES}
+    sizes = {name: n - (len(getattr(pool, name)) - len(kept[name]))
+             if name in kept and _whole(pool, name) else n for name, n in pool.sizes.items()}
+    return replace(pool, sizes=sizes, **kept)
+
+
+def _whole(pool: Pool, name: str) -> bool:
+    """Whether the pool holds every witness of the class ``name`` (not a sample)."""
+    return name not in pool.estimated and len(getattr(pool, name)) >= pool.sizes.get(name, 0)
+
+
+def _whole_witnesses(pool: Pool) -> tuple[list[list[int]] | None, list[list[int]] | None]:
+    """Every witness of each query (W1 = only1 + both, W2 = only2 + both), or None for a
+    query the pool holds a sample of."""
+    both = pool.both if _whole(pool, "both") else None
+    w1, w2 = (None if both is None or not _whole(pool, side) else getattr(pool, side) + both
+              for side in ("only1", "only2"))
+    return w1, w2
 
 
 def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str],
