@@ -11,6 +11,7 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 """
 
 import sqlite3
+from collections import Counter
 
 import pytest
 
@@ -129,3 +130,32 @@ def test_the_reference_judge_picks_the_count_of_the_right_rows(causes):
     assert result["winner"]["index"] == 1
     assert result["decided_by"] == "tournament"
     assert all(d["verdict"] == "b" for d in result["duels"])
+
+
+# The best-attended event taken in a derived table, against the first meeting.
+BEST_EVENT = ("SELECT e.name FROM event AS e JOIN (SELECT event_id, COUNT(*) AS n FROM "
+              "attendance GROUP BY event_id ORDER BY n DESC LIMIT 1) AS t ON e.id = t.event_id")
+FIRST_MEETING = "SELECT name FROM event WHERE type = 'Meeting' ORDER BY id LIMIT 1"
+
+
+def test_an_answer_that_hangs_on_ties_below_the_top_separates_nothing(causes):
+    catalog = load_catalog(causes)
+    trees = (to_tree(BEST_EVENT, "postgres", catalog), to_tree(FIRST_MEETING, "postgres",
+                                                                catalog))
+    pair = Pair(causes, catalog, trees)
+    # One attendance each for the Gala and the Picnic: either is "the best attended", and
+    # neither is the Board meeting, so the answers differ whichever way the tie breaks.
+    tied = ids_of(causes, "attendance", [1, 4]) + ids_of(causes, "event", [1, 2, 3])
+    assert pair.answers_on(tied)[0].rows != pair.answers_on(tied)[1].rows
+    assert pair.separation(tied) is None
+    untied = ids_of(causes, "attendance", [1, 2, 4]) + ids_of(causes, "event", [1, 2, 3])
+    assert pair.separation(untied) is not None
+
+
+def test_the_separating_instance_has_a_best_attended_event(causes):
+    result = separate(causes, BEST_EVENT, FIRST_MEETING)
+    assert result["status"] == "separated"
+    table = result["instance"]["attendance"]
+    counts = Counter(row[table["columns"].index("event_id")] for row in table["rows"])
+    top = max(counts.values())
+    assert list(counts.values()).count(top) == 1, counts

@@ -14,6 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from sqlglot import exp
@@ -21,6 +22,7 @@ from sqlglot import exp
 from siselect.instances.shadow import RowsByTable, restrict
 from siselect.instances.ties import (
     has_null_row,
+    inner_cut,
     tie_explained,
     tie_sensitive,
     with_ties,
@@ -31,6 +33,7 @@ from siselect.runtime.answers import same_answer
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, Rows
+from siselect.sqltext import nondeterminism
 
 T = TypeVar("T")
 MAX_ANSWER_ROWS = 100_000
@@ -195,7 +198,18 @@ class Pair:
             if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
                     and tie_explained(a1, a2, r1, r2):
                 return None
+        if any(self._inner_ties(t, grouped) for t in self.trees):
+            return None
         return a1, a2
+
+    def _inner_ties(self, tree: exp.Query, grouped: RowsByTable) -> bool:
+        """Whether ``tree``'s answer on D' hangs on ties at a cut below its top level (two
+        events of one attendance each, the top one taken in a derived table): such an
+        answer tells nothing, as the judge may break the tie either way."""
+        if not self.remember("inner cut", tree, partial(inner_cut, tree)):
+            return False
+        return nondeterminism.check(lambda t: self.run_strict(
+            restrict(t, self.catalog, grouped)), tree) is not None
 
     def separates(self, rows: Iterable[int]) -> bool:
         """Both queries run on ``rows`` without error and their answers differ there."""

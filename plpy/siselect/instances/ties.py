@@ -37,6 +37,14 @@ def tie_sensitive(tree: exp.Query) -> bool:
     return isinstance(tree, exp.Select) and isinstance(tree.args.get("limit"), exp.Limit)
 
 
+def inner_cut(tree: exp.Query) -> bool:
+    """Whether a query below the top level cuts its ordered rows (``ORDER BY ... LIMIT`` in
+    a derived table, a CTE, a subquery): which rows make that cut on a D' can hang on ties
+    that :func:`with_ties` does not reach."""
+    return any(q is not tree and q.args.get("limit") is not None and q.args.get("order")
+               for q in tree.find_all(exp.Select))
+
+
 def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:
     """Some way of breaking ties makes one query return the other's answer.
 
