@@ -7,7 +7,9 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - an aggregate over none of its witnesses (a COUNT of nothing) is degenerate: the question's
   SUM of nothing is NULL, so the judge cannot tell the queries apart there;
 - an answer that hangs on ties at a cut below the top (the best event of a derived table)
-  separates nothing.
+  separates nothing;
+- a D' keeps the references D keeps through the queries' joins, declared or not (no
+  attribute row without its team).
 """
 
 import sqlite3
@@ -16,6 +18,7 @@ from collections import Counter
 import pytest
 
 from conftest import loaded_executor, schema_valid
+from siselect.instances import integrity
 from siselect.instances import separate as separation
 from siselect.instances.pair import Pair, group_rows
 from siselect.runtime import rowids
@@ -39,6 +42,12 @@ INSERT INTO event VALUES (1, 'Gala', 'Party'), (2, 'Board', 'Meeting'), (3, 'Pic
 CREATE TABLE attendance (id INTEGER PRIMARY KEY, event_id INTEGER, member TEXT);
 INSERT INTO attendance VALUES (1, 1, 'ann'), (2, 1, 'bob'), (3, 1, 'cid'), (4, 3, 'dan'),
   (5, 2, 'eve');
+CREATE TABLE team (id INTEGER PRIMARY KEY, team_api_id INTEGER, name TEXT);
+INSERT INTO team VALUES (1, 101, 'Ajax'), (2, 102, 'Benfica'), (3, 103, 'Celtic'),
+  (4, 104, 'Dynamo');
+CREATE TABLE attrs (id INTEGER PRIMARY KEY, team_api_id INTEGER, passing INTEGER, year TEXT);
+INSERT INTO attrs VALUES (1, 101, 70, '2012'), (2, 102, 50, '2012'), (3, 103, 60, '2012'),
+  (4, 101, 90, '2011'), (5, 102, 95, '2011'), (6, 103, 85, '2011');
 """
 
 
@@ -159,3 +168,49 @@ def test_the_separating_instance_has_a_best_attended_event(causes):
     counts = Counter(row[table["columns"].index("event_id")] for row in table["rows"])
     top = max(counts.values())
     assert list(counts.values()).count(top) == 1, counts
+
+
+# Teams above the 2012 average (the question) against above the average of every year; the
+# reference averages over the join, which on D drops no attribute row (no foreign key is
+# declared, but every attrs.team_api_id is a team's).
+ABOVE_2012 = ("SELECT DISTINCT t.name FROM team AS t JOIN attrs AS a ON t.team_api_id = "
+              "a.team_api_id WHERE a.year = '2012' AND a.passing > "
+              "(SELECT AVG(passing) FROM attrs WHERE year = '2012')")
+ABOVE_ALL = ("SELECT DISTINCT t.name FROM team AS t JOIN attrs AS a ON t.team_api_id = "
+             "a.team_api_id WHERE a.year = '2012' AND a.passing > "
+             "(SELECT AVG(passing) FROM attrs)")
+ABOVE_REFERENCE = ("SELECT DISTINCT t.name FROM team AS t JOIN attrs AS a ON t.team_api_id = "
+                   "a.team_api_id WHERE a.year = '2012' AND a.passing > (SELECT "
+                   "AVG(a2.passing) FROM team AS t2 JOIN attrs AS a2 ON t2.team_api_id = "
+                   "a2.team_api_id WHERE a2.year = '2012')")
+
+
+def test_references_that_d_keeps_are_found_in_the_joins(causes):
+    catalog = load_catalog(causes)
+    assert not catalog.tables["attrs"].foreign_keys, "none declared"
+    kept = integrity.kept_references(causes, catalog, to_tree(ABOVE_2012, "postgres", catalog))
+    # attrs -> team holds; team -> attrs does not (Dynamo has no attributes, and a team has
+    # several attribute rows).
+    assert [(t, fk.columns, fk.ref_table, fk.ref_columns) for t, fk in kept] == \
+        [("attrs", ["team_api_id"], "team", ["team_api_id"])]
+
+
+def test_an_instance_keeps_each_attribute_rows_team(causes):
+    result = schema_valid("separation", separation.separate(
+        causes, ABOVE_2012, ABOVE_ALL, separation.Options(with_references=True)))
+    assert result["status"] == "separated"
+    teams, attrs = result["instance"]["team"], result["instance"]["attrs"]
+    held = {row[teams["columns"].index("team_api_id")] for row in teams["rows"]}
+    assert {row[attrs["columns"].index("team_api_id")] for row in attrs["rows"]} <= held
+    assert reference_on(causes, result, ABOVE_REFERENCE) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+
+
+def test_the_reference_judge_picks_the_2012_average(causes):
+    catalog = load_catalog(causes)
+    judge = ReferenceJudge(to_tree(ABOVE_REFERENCE, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        causes, [ABOVE_ALL, ABOVE_2012], "Which teams passed above the 2012 average in "
+        "2012?", None, judge, separation.Options(with_references=True), catalog=catalog))
+    assert result["winner"]["index"] == 1
+    assert all(d["verdict"] == "b" for d in result["duels"] if d.get("judge"))

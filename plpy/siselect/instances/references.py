@@ -8,7 +8,7 @@ from sqlglot import exp
 from siselect.instances.pair import group_rows
 from siselect.instances.shadow import base_tables, rows_sql
 from siselect.runtime import privileges, rowids
-from siselect.runtime.catalog import Catalog
+from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.privileges import readable_columns
@@ -62,9 +62,11 @@ def referenced_rows(
 
 
 def referenced_closure(
-    executor: Executor, catalog: Catalog, rows: Sequence[int]
+    executor: Executor, catalog: Catalog, rows: Sequence[int],
+    undeclared: Sequence[tuple[str, ForeignKey]] = (),
 ) -> tuple[list[int], list[str]]:
-    """``rows`` plus, transitively, the rows they reference through foreign keys; and the
+    """``rows`` plus, transitively, the rows they reference through foreign keys (declared,
+    or ``undeclared``: ``(table, reference)`` that D keeps undeclared, :mod:`.integrity`); and the
     referenced tables left out because the caller may not read them (or the keys)."""
     privileges.denied(executor, catalog)
     closure = set(rows)
@@ -74,7 +76,7 @@ def referenced_closure(
         added: set[int] = set()
         for table, ids in group_rows(frontier, catalog).items():
             keeping = catalog.tables[table]
-            for fk in catalog.tables[table].foreign_keys:
+            for fk in [*keeping.foreign_keys, *(r for t, r in undeclared if t == table)]:
                 found = catalog.table(fk.ref_table)
                 if found is None:
                     continue

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from siselect.instances import integrity
 from siselect.instances.backends import serve
 from siselect.instances.meaning import (
     DEGENERATE,
@@ -432,7 +433,9 @@ def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dic
     """Add the rows that kept rows reference through foreign keys, if still separating."""
     from siselect.instances.references import referenced_closure
 
-    closure, unreadable = referenced_closure(pair.executor, pair.catalog, found)
+    kept = integrity.union([pair.remember("kept references", t, partial(
+        integrity.kept_references, pair.executor, pair.catalog, t)) for t in pair.trees])
+    closure, unreadable = referenced_closure(pair.executor, pair.catalog, found, kept)
     if unreadable:
         # Left out rather than failing: the caller may not read them, so neither may the
         # judge see them on the caller's behalf.
