@@ -2,9 +2,14 @@
 
 import psycopg
 import pytest
+from tests.test_witness_cache import LINEAGE, Counting
 
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances.separate import Options, separate
+from siselect.instances.targeted import value_proposals
+from siselect.instances.witness_cache import WitnessCache
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
 
 ROWS = 60_000  # more than the fallbacks' 20,000 rows and than any pool
 
@@ -52,11 +57,14 @@ def owners(dsn):
         yield PsycopgExecutor(connection)
 
 
+BY_OWNER = ("SELECT o.name FROM owner AS o JOIN (SELECT owner_id FROM thing GROUP BY "
+            "owner_id HAVING COUNT(*) > 15) AS t ON o.id = t.owner_id")
+BY_NAME = ("SELECT o.name FROM owner AS o JOIN thing AS t ON o.id = t.owner_id "
+           "GROUP BY o.name HAVING COUNT(*) > 15")
+
+
 def test_a_having_threshold_is_crossed_by_one_group_concentrated(owners):
-    by_owner = ("SELECT o.name FROM owner AS o JOIN (SELECT owner_id FROM thing GROUP BY "
-                "owner_id HAVING COUNT(*) > 15) AS t ON o.id = t.owner_id")
-    by_name = ("SELECT o.name FROM owner AS o JOIN thing AS t ON o.id = t.owner_id "
-               "GROUP BY o.name HAVING COUNT(*) > 15")
+    by_owner, by_name = BY_OWNER, BY_NAME
     assert owners.run(by_owner).rows == [] and len(owners.run(by_name).rows) == 200
     result = separate(owners, by_owner, by_name, Options())
     assert result["status"] == "separated", result.get("reason")
@@ -66,3 +74,23 @@ def test_a_having_threshold_is_crossed_by_one_group_concentrated(owners):
     names = {row[1] for row in result["instance"]["owner"]["rows"]}
     assert len(names) == 1 and len(result["instance"]["thing"]["rows"]) == 16
     assert result["answers"]["q2"]["rows"] == [[names.pop()]]
+
+
+def test_a_values_witnesses_are_fetched_once_per_tournament(owners):
+    """A pair separated again (away from its first instance) asks for the same values'
+    witnesses: with the tournament's cache they are fetched once, and give the same rows."""
+    catalog = load_catalog(owners)
+    trees = [to_tree(q, "postgres", catalog) for q in (BY_OWNER, BY_NAME)]
+    cache = WitnessCache()
+    lineages = [cache.lineage(LINEAGE, t, catalog) for t in trees]
+    pool = cache.pool(owners, lineages, 0)
+    counting = Counting(owners)
+    rounds = [list(value_proposals(counting, catalog, trees, lineages, pool, 120,
+                                   cache=cache)) for _ in range(2)]
+    assert rounds[0] and rounds[0] == rounds[1]
+    values = [t for t in counting.texts if " IN (SELECT " in t]
+    assert values and len(values) == len(set(values))  # none run twice
+    # Without the cache every round runs them again.
+    again = Counting(owners)
+    assert list(value_proposals(again, catalog, trees, lineages, pool, 120)) == rounds[0]
+    assert [t for t in again.texts if " IN (SELECT " in t] == values

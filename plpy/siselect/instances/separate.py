@@ -401,7 +401,7 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
     minimised within its rank, and the first that fits (and is smaller) is kept."""
     for rows in value_proposals(executor_for(pair.executor, lineages), pair.catalog,
                                 pair.trees, lineages, pool, 4 * options.max_rows,
-                                frozenset(options.exclude)):
+                                frozenset(options.exclude), pair.witnesses):
         if not _time_left(pair, options):
             break
         rank = best.consider(rows)

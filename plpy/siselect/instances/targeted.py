@@ -20,12 +20,14 @@ such witnesses share is a *value*: the group's key, the repeated hero. So:
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
 from siselect.instances.pair import group_rows
 from siselect.instances.search import Pool, keyed_stream
+from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import rowids
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
@@ -115,8 +117,12 @@ def _keyed(lineage: Lineage) -> str:
 
 def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
                     lineages: Sequence[Lineage], pool: Pool, per_value: int,
-                    exclude: frozenset[int] = frozenset()) -> Iterator[list[int]]:
-    """The rows of the witnesses holding each shared value of the pool (see the module)."""
+                    exclude: frozenset[int] = frozenset(), cache: WitnessCache | None = None
+                    ) -> Iterator[list[int]]:
+    """The rows of the witnesses holding each shared value of the pool (see the module);
+    a value's witnesses fetched once per tournament with ``cache``."""
+    run = (lambda sql: executor.run(sql).rows) if cache is None else partial(
+        cache.rows_of, executor)
     first, second = (_keyed(lin) for lin in lineages)
     # The difference's groups when there is one, fetched from that difference (a group
     # both answers have grows both sides alike).
@@ -130,9 +136,8 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
         values = _row_values(executor, catalog, rows)
         for table, column, value in shared_values(seeds, values, keys)[:VALUES]:
             try:
-                fetched = executor.run(value_sql(own, other if own != other else None,
-                                                 catalog, table, column, value,
-                                                 per_value)).rows
+                fetched = run(value_sql(own, other if own != other else None, catalog, table,
+                                        column, value, per_value))
             except QueryFailed as exc:
                 if exc.sqlstate[:2] in ("21", "22", "42"):  # a value this column cannot take
                     continue

@@ -160,6 +160,7 @@ class WitnessCache:
     samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
+    answers: dict[str, list[tuple]] = field(default_factory=dict)
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
 
     def lineage(self, backend: Backend, tree: exp.Query, catalog: Catalog) -> Lineage:
@@ -232,6 +233,15 @@ class WitnessCache:
             found = executor.run(rows_sql([lineage.sql], limit, seed)).rows
             self.rows[key] = None if len(found) > limit else [int(r) for (r,) in found]
         return self.rows[key]
+
+    def rows_of(self, executor: Executor, sql: str) -> list[tuple]:
+        """The rows of ``sql``, a statement over D whose answer is small and the same for
+        every duel (a targeted value's witnesses: a pair separated again, away from its
+        earlier instance, asks for them again), run once per tournament."""
+        if sql not in self.answers:
+            self.witness_statements += 1
+            self.answers[sql] = executor.run(sql).rows
+        return self.answers[sql]
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()`` for ``tree``, once per tournament (a fact of the candidate)."""
