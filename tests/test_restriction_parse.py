@@ -1,9 +1,14 @@
 """Issue 18: a restricted relation's subquery is parsed once per shape, and the tree given
-back for each text is the one sqlglot parses from that text (literals in their place)."""
+back for each text is the one sqlglot parses from that text (literals in their place); a
+restricted query's text is written once per shape and is the restricted tree's text."""
 
 from sqlglot import exp
 
 from siselect.instances import shadow
+from siselect.instances.shadow import restrict, restricted_sql
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
 
 TEXTS = [
     "(SELECT * FROM \"s\".\"hero\" AS t WHERE t.ctid = ANY('{\"(0,1)\",\"(0,2)\"}'::tid[]))",
@@ -34,3 +39,42 @@ def test_one_template_per_shape_not_per_row_set():
     # The template keeps its mark: what one text set in its copy does not leak into the next.
     assert "(7,3)" in shadow.parse_restriction(TEXTS[1]).sql("postgres")
     assert "(0,1)" in shadow.parse_restriction(TEXTS[0]).sql("postgres")
+
+
+QUERIES = [
+    "SELECT s.superhero_name FROM superhero AS s JOIN publisher AS p ON s.publisher_id = p.id "
+    "WHERE p.publisher_name = 'Marvel Comics'",
+    "WITH c AS (SELECT publisher_id, COUNT(*) AS n FROM superhero GROUP BY publisher_id) "
+    "SELECT p.publisher_name, c.n FROM c JOIN publisher AS p ON p.id = c.publisher_id",
+    "SELECT a.superhero_name FROM superhero a, superhero b WHERE a.id = b.id + 1 "
+    "AND a.full_name <> 'it''s'",
+    "SELECT superhero_name FROM superhero WHERE id IN (SELECT hero_id FROM hero_power)",
+    # a relation read twice: its marks are twice in the text
+    "SELECT COUNT(*) FROM hero_power AS a JOIN hero_power AS b ON a.hero_id = b.hero_id",
+]
+
+
+def test_restricted_text_is_the_restricted_trees_text(executor):
+    """The text put together from a template is the text of the restricted tree, for each
+    row set (the same template serving several), and runs to the same rows."""
+    catalog = load_catalog(executor)
+    ids = {name: [int(r) for (r,) in executor.run(
+        f"SELECT {rowids.row_id(catalog.tables[name], catalog.number(name), 't')} "
+        f"FROM {name} AS t LIMIT 40").rows] for name in ("superhero", "publisher", "hero_power")}
+    row_sets = [{}, {n: v[:3] for n, v in ids.items()}, {n: v[5:40] for n, v in ids.items()},
+                {"superhero": ids["superhero"][:20]}]
+    for sql in QUERIES:
+        tree = to_tree(sql, "postgres", catalog)
+        for rows in row_sets:
+            text = restricted_sql(tree, catalog, rows)
+            assert text == restrict(tree, catalog, rows).sql("postgres"), (sql, rows)
+        assert len({executor.run(restricted_sql(tree, catalog, r)).rows.__repr__()
+                    for r in row_sets}) > 1  # the row sets do change the answer
+    # One text per query and shape, not per row set.
+    for sql in (QUERIES[0], QUERIES[-1]):
+        shadow._TEXTS.clear()
+        tree = to_tree(sql, "postgres", catalog)
+        for rows in row_sets[1:3]:
+            restricted_sql(tree, catalog, rows)
+        assert len(shadow._TEXTS) == 1
+        assert all(text is not None for _, text in shadow._TEXTS.values())  # no fallback

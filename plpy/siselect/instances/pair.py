@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from sqlglot import exp
 
-from siselect.instances.shadow import RowsByTable, restrict
+from siselect.instances.shadow import RowsByTable, restrict, restricted_sql
 from siselect.instances.ties import (
     has_null_row,
     inner_cut,
@@ -55,8 +55,11 @@ def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]
     return same_answer(a_rows, b_rows) and has_null_row(a_rows) == has_null_row(b_rows)
 
 
-def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
-    rows = executor.run(tree.sql(dialect="postgres"), max_rows=max_rows)
+def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
+               text: str | None = None) -> Rows:
+    """``tree`` run (``text``: its text, when already written)."""
+    rows = executor.run(tree.sql(dialect="postgres") if text is None else text,
+                        max_rows=max_rows)
     if rows.truncated:
         raise QueryFailed(
             f"the answer has more than {max_rows} rows, the most siselect compares", "54000"
@@ -131,19 +134,22 @@ class Pair:
         # Before any restrict(): it must not name columns the caller may not read.
         privileges.denied(self.executor, self.catalog)
 
-    def run_strict(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
-        """Run ``tree``; an answer cut at ``max_rows`` cannot be compared, so it is an error."""
+    def run_strict(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
+                   text: str | None = None) -> Rows:
+        """Run ``tree`` (or ``text``, what it became: errors are explained by ``tree``); an
+        answer cut at ``max_rows`` cannot be compared, so it is an error."""
         self.check_budget()
         try:
-            return run_capped(self.executor, tree, max_rows)
+            return run_capped(self.executor, tree, max_rows, text)
         except QueryFailed as exc:
             raise privileges.explain(exc, tree, self.catalog) from None
 
-    def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS) -> Rows:
+    def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
+            text: str | None = None) -> Rows:
         """:meth:`run_strict`, but an error caused by the rows read is the answer
         (:class:`Failed`): what a query, or a reference judge's query, gives on D'."""
         try:
-            return self.run_strict(tree, max_rows)
+            return self.run_strict(tree, max_rows, text)
         except QueryFailed as exc:
             if is_data_error(exc):
                 return failure(exc)
@@ -151,7 +157,7 @@ class Pair:
 
     def run_on(self, tree: exp.Query, grouped: RowsByTable) -> Rows:
         """``tree`` on the rows ``grouped`` (see :meth:`run`)."""
-        return self.run(restrict(tree, self.catalog, grouped))
+        return self.run(tree, text=restricted_sql(tree, self.catalog, grouped))
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()``, a fact of the query ``tree`` alone: once per tournament."""
@@ -208,8 +214,12 @@ class Pair:
         answer tells nothing, as the judge may break the tie either way."""
         if not self.remember("inner cut", tree, partial(inner_cut, tree)):
             return False
+        # Without its top-level cut (with_ties reads that one): check sees the inner ones.
+        inner = tree.copy()
+        inner.set("limit", None)
+        inner.set("offset", None)
         return nondeterminism.check(lambda t: self.run_strict(
-            restrict(t, self.catalog, grouped)), tree) is not None
+            restrict(t, self.catalog, grouped)), inner) is not None
 
     def separates(self, rows: Iterable[int]) -> bool:
         """Both queries run on ``rows`` without error and their answers differ there."""

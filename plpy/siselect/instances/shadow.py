@@ -10,7 +10,8 @@ are expanded first (:mod:`siselect.runtime.views`), so D' reaches the rows they 
 """
 
 import re
-from collections.abc import Mapping, Sequence
+import secrets
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from sqlglot import exp
@@ -18,7 +19,7 @@ from sqlglot import exp
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import quote_ident
+from siselect.runtime.executor import quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
@@ -62,9 +63,36 @@ def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: boo
 
 #: SQL text's double-quoted identifiers (left as they are) and string literals (masked).
 _QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
-_MARK = "__siselect_literal_"
+#: A mark no query text can hold by chance: a candidate's own literals are never taken for it.
+_MARK = f"__siselect_{secrets.token_hex(6)}_"
+_MARKED = re.compile(f"'{_MARK}(\\d+_\\d+)'")
+_KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
 _TEMPLATES: dict[str, exp.Expr] = {}
-_TEMPLATES_KEPT = 512
+_TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None]] = {}
+
+
+def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
+    """``sql`` with its string literals replaced by marks, and the literals' values."""
+    literals: list[str] = []
+
+    def mask(match: re.Match) -> str:
+        text = match.group(0)
+        if text[0] == '"':
+            return text
+        literals.append(text[1:-1].replace("''", "'"))
+        return f"'{_MARK}{prefix}{len(literals) - 1}'"
+
+    return _QUOTED.sub(mask, sql), literals
+
+
+def _template(masked: str) -> exp.Expr:
+    """A copy of the tree of ``masked``, parsed once."""
+    template = _TEMPLATES.get(masked)
+    if template is None:
+        if len(_TEMPLATES) >= _KEPT:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[masked] = exp.maybe_parse(masked, dialect="postgres")
+    return template.copy()
 
 
 def parse_restriction(sql: str) -> exp.Expr:
@@ -74,22 +102,8 @@ def parse_restriction(sql: str) -> exp.Expr:
     more than running the restricted queries on D (2 ms a relation, thousands of tests a
     pair): its string literals (the row ids) are masked, the masked text parsed once, and a
     copy of that tree gets this text's literals back."""
-    literals: list[str] = []
-
-    def mask(match: re.Match) -> str:
-        text = match.group(0)
-        if text[0] == '"':
-            return text
-        literals.append(text[1:-1].replace("''", "'"))
-        return f"'{_MARK}{len(literals) - 1}'"
-
-    masked = _QUOTED.sub(mask, sql)
-    template = _TEMPLATES.get(masked)
-    if template is None:
-        if len(_TEMPLATES) >= _TEMPLATES_KEPT:
-            _TEMPLATES.clear()
-        template = _TEMPLATES[masked] = exp.maybe_parse(masked, dialect="postgres")
-    tree = template.copy()
+    masked, literals = _mask(sql)
+    tree = _template(masked)
     marked = [node for node in tree.find_all(exp.Literal)
               if node.is_string and node.this.startswith(_MARK)]
     if len(marked) != len(literals):  # a literal sqlglot did not keep as one: parse as is
@@ -102,6 +116,44 @@ def parse_restriction(sql: str) -> exp.Expr:
 def restrict(tree: E, catalog: Catalog, rows: RowsByTable) -> E:
     """A copy of ``tree`` reading only the rows ``{relation: [row id, ...]}`` of each
     relation it reads. Relations absent from ``rows`` read as empty."""
+    return _restricted(tree, catalog, lambda name: parse_restriction(
+        f"({rows_sql(catalog, name, rows.get(name, []))})"))
+
+
+def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
+    """The text of ``restrict(tree, catalog, rows)``, the same (PostgreSQL's dialect).
+
+    Minimising tests thousands of row sets of one pair, and copying the query's tree,
+    restricting it and writing its text each time cost several times the statement itself:
+    the text is written once per query and shape of its restrictions (the row ids masked),
+    and each row set's ids are put into it."""
+    masked: dict[str, str] = {}
+    values: dict[str, str] = {}
+    for i, name in enumerate(base_tables(tree, catalog)):
+        masked[name], literals = _mask(f"({rows_sql(catalog, name, rows.get(name, []))})",
+                                       f"{i}_")
+        values.update({f"{i}_{j}": value for j, value in enumerate(literals)})
+    key = (id(tree), tuple(masked.items()))
+    entry = _TEXTS.get(key)
+    if entry is None or entry[0] is not tree:
+        if len(_TEXTS) >= _KEPT:
+            _TEXTS.clear()
+        try:
+            text: str | None = _restricted(tree, catalog,
+                                           lambda name: _template(masked[name])).sql("postgres")
+        except KeyError:  # a relation base_tables does not list: no template
+            text = None
+        if text is not None and set(_MARKED.findall(text)) != set(values):
+            text = None  # a mark sqlglot did not write back as it was (a relation read
+            # twice has its marks twice)
+        entry = _TEXTS[key] = (tree, text)
+    if entry[1] is None:
+        return restrict(tree, catalog, rows).sql("postgres")
+    return _MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1])
+
+
+def _restricted(tree: E, catalog: Catalog, subquery: Callable[[str], exp.Expr]) -> E:
+    """A copy of ``tree`` where each relation read is ``subquery(its name)``."""
     if isinstance(tree, exp.Query):
         expanded = views.expand(tree, catalog)
         tree = expanded if expanded is not tree else tree.copy()  # type: ignore[assignment]
@@ -121,7 +173,7 @@ def restrict(tree: E, catalog: Catalog, rows: RowsByTable) -> E:
             else table.this.copy()
         )
         columns = [c.copy() for c in alias_node.columns] if alias_node is not None else []
-        sub = parse_restriction(f"({rows_sql(catalog, found.name, rows.get(found.name, []))})")
+        sub = subquery(found.name)
         # Keep the reference's own identifier (quoted or not) so that column references resolve.
         table.replace(exp.Subquery(this=sub.unnest(),
                                    alias=exp.TableAlias(this=ident, columns=columns)))
