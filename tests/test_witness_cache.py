@@ -112,3 +112,19 @@ def test_a_whole_side_above_the_bound_is_looked_up_not_joined(executor):
         assert len(pool.only2) == 48 and "only2" in pool.estimated
     assert not any("EXISTS" in t for t in counting.texts)
     assert len(counting.texts) <= 4 * 3
+
+
+def test_a_trees_text_is_written_once_and_names_that_tree_only(executor):
+    """Facts are asked for at every row set tested: the tree's text is kept per tree object,
+    and a tree with another id (a copy, changed) gets its own text, never a stale one."""
+    catalog = load_catalog(executor)
+    cache = WitnessCache()
+    tree = to_tree("SELECT id FROM superhero ORDER BY id LIMIT 1", "postgres", catalog)
+    calls = []
+    for _ in range(3):
+        cache.remember("fact", tree, lambda: calls.append(1) or len(calls))
+    assert calls == [1] and len(cache.texts) == 1
+    changed = tree.copy()
+    changed.set("limit", None)
+    assert cache.text(changed) == changed.sql("postgres") != cache.text(tree)
+    assert cache.remember("fact", changed, lambda: "other") == "other"

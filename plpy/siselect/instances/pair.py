@@ -129,6 +129,7 @@ class Pair:
     # A tournament's: each candidate's witnesses and facts, computed once for all its duels.
     witnesses: WitnessCache | None = None
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
+    _tied: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
 
     def __post_init__(self) -> None:
         # Before any restrict(): it must not name columns the caller may not read.
@@ -199,7 +200,7 @@ class Pair:
             return None
         grouped = group_rows(key, self.catalog)
         if any(tie_sensitive(t) for t in self.trees):
-            r1, r2 = (self.run_on(with_ties(t), grouped) for t in self.trees)
+            r1, r2 = (self.run_on(self._with_ties(t), grouped) for t in self.trees)
             # No tie explains an error.
             if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
                     and tie_explained(a1, a2, r1, r2):
@@ -207,6 +208,13 @@ class Pair:
         if any(self._inner_ties(t, grouped) for t in self.trees):
             return None
         return a1, a2
+
+    def _with_ties(self, tree: exp.Query) -> exp.Query:
+        """``with_ties(tree)``, made once per pair: one tree, whose text on D' is written
+        once per shape (:func:`~siselect.instances.shadow.restricted_sql`)."""
+        if id(tree) not in self._tied:
+            self._tied[id(tree)] = with_ties(tree)
+        return self._tied[id(tree)]
 
     def _inner_ties(self, tree: exp.Query, grouped: RowsByTable) -> bool:
         """Whether ``tree``'s answer on D' hangs on ties at a cut below its top level (two

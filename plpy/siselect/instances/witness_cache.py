@@ -161,11 +161,22 @@ class WitnessCache:
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
     answers: dict[str, list[tuple]] = field(default_factory=dict)
+    texts: dict[int, tuple[exp.Query, str]] = field(default_factory=dict)
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
+
+    def text(self, tree: exp.Query) -> str:
+        """``tree``'s text, written once per tree object: every test of a row set asks for
+        facts of the pair's trees (:meth:`remember`), and writing a tree costs about as much
+        as running it on a handful of rows. Trees are not changed in place once parsed
+        (restricting copies them); the tree is kept, so its id names no other meanwhile."""
+        found = self.texts.get(id(tree))
+        if found is None or found[0] is not tree:
+            found = self.texts[id(tree)] = (tree, tree.sql("postgres"))
+        return found[1]
 
     def lineage(self, backend: Backend, tree: exp.Query, catalog: Catalog) -> Lineage:
         """``backend``'s witness query of ``tree`` (raises what the backend raises)."""
-        key = (backend.name, tree.sql("postgres"))
+        key = (backend.name, self.text(tree))
         if key not in self.lineages:
             self.lineages[key] = backend.witness_query(tree, catalog)
         return self.lineages[key]
@@ -245,7 +256,7 @@ class WitnessCache:
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()`` for ``tree``, once per tournament (a fact of the candidate)."""
-        key = (kind, tree.sql("postgres"))
+        key = (kind, self.text(tree))
         if key not in self.facts:
             self.facts[key] = compute()
         return self.facts[key]
