@@ -112,8 +112,12 @@ class Timer:
 def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[int]]:
     """Encoded row ids -> ``{relation name: [row id, ...]}`` (see :mod:`.shadow`)."""
     grouped: dict[str, list[int]] = defaultdict(list)
+    names: dict[int, str] = {}  # a catalog look-up per table, not per row
     for rowid in sorted(set(rows)):
-        grouped[catalog.by_number(rowids.table_number(rowid)).name].append(rowid)
+        number = rowids.table_number(rowid)
+        if number not in names:
+            names[number] = catalog.by_number(number).name
+        grouped[names[number]].append(rowid)
     return dict(grouped)
 
 

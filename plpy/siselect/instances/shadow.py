@@ -69,6 +69,7 @@ _MARKED = re.compile(f"'{_MARK}(\\d+_\\d+)'")
 _KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
 _TEMPLATES: dict[str, exp.Expr] = {}
 _TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None]] = {}
+_READS: dict[int, tuple[exp.Expr, Catalog, list[str]]] = {}  # base_tables of a tree
 
 
 def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
@@ -129,7 +130,12 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     and each row set's ids are put into it."""
     masked: dict[str, str] = {}
     values: dict[str, str] = {}
-    for i, name in enumerate(base_tables(tree, catalog)):
+    read = _READS.get(id(tree))
+    if read is None or read[0] is not tree or read[1] is not catalog:
+        if len(_READS) >= _KEPT:
+            _READS.clear()
+        read = _READS[id(tree)] = (tree, catalog, base_tables(tree, catalog))
+    for i, name in enumerate(read[2]):
         masked[name], literals = _mask(f"({rows_sql(catalog, name, rows.get(name, []))})",
                                        f"{i}_")
         values.update({f"{i}_{j}": value for j, value in enumerate(literals)})
