@@ -3,6 +3,7 @@
 import pytest
 
 from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import QueryFailed
 from siselect.sqltext.check import parse_select
 from siselect.sqltext.nondeterminism import check, static_reason
 from siselect.sqltext.transpile import to_tree
@@ -90,6 +91,25 @@ def test_ties_are_found(runner, sql: str, words: str) -> None:
 def test_determined_results_pass(runner, sql: str) -> None:
     tree, run = runner(sql)
     assert check(run, tree) is None
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a.superhero_name FROM superhero AS a, superhero AS b, superhero AS c "
+    "ORDER BY a.height_cm DESC LIMIT 1",
+    "SELECT a.publisher_id, GROUP_CONCAT(b.superhero_name) FROM superhero AS a, superhero AS b, "
+    "superhero AS c GROUP BY a.publisher_id",
+])
+def test_a_probe_out_of_time_is_no_verdict(dsn: str, superhero: str, sql: str) -> None:
+    """A probe the server cancels (statement_timeout) leaves the caller to say it could not
+    tell in time (the differential skips the query): it is never "does not hang on ties"."""
+    from siselect.client.pgexec import PsycopgExecutor, connect
+
+    with connect(dsn, superhero, statement_timeout_ms=200) as connection:
+        slow = PsycopgExecutor(connection)
+        tree = to_tree(sql, "sqlite", load_catalog(slow))
+        with pytest.raises(QueryFailed) as raised:
+            check(lambda variant: slow.run(variant.sql(dialect="postgres")), tree)
+    assert raised.value.sqlstate == "57014"
 
 
 def test_check_on_a_restricted_instance(runner, executor) -> None:

@@ -69,7 +69,8 @@ def check(run: Run, tree: exp.Query) -> str | None:
             if Counter(map(_hashable, run(base).rows)) != Counter(
                     map(_hashable, run(_concat_order(base, DESC) or base).rows)):
                 return CONCAT_ORDER
-        except QueryFailed:
+        except QueryFailed as exc:
+            _no_verdict(exc)
             return None
     if not has_cuts and not has_picks:
         return None
@@ -84,7 +85,8 @@ def check(run: Run, tree: exp.Query) -> str | None:
             variant = _tie_break_picks(variant, pick) or variant
         try:
             results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
-        except QueryFailed:
+        except QueryFailed as exc:
+            _no_verdict(exc)
             return None  # an output PostgreSQL cannot sort by: no verdict
     if len({frozenset(c.items()) for c in results.values()}) == 1:
         return None
@@ -110,6 +112,18 @@ def _concat_order(tree: exp.Query, order: str) -> exp.Query | None:
         key.set("desc", order == DESC)
         key.set("nulls_first", False)
     return copy if keys else None
+
+
+#: Statement timeout or cancel (the call's time, or its budget, is spent).
+_CANCELED = "57014"
+
+
+def _no_verdict(exc: QueryFailed) -> None:
+    """A probe that failed gives no verdict, unless it ran out of time: that is the
+    caller's to know (a differential cannot tell in time, a separation's budget is
+    spent), never a sign that the answer does not hang on ties."""
+    if exc.sqlstate == _CANCELED:
+        raise exc
 
 
 def _hashable(row: tuple) -> tuple:
