@@ -219,8 +219,10 @@ class QueryGenerator:
         ])
 
     def column(self, scope: Scope, numeric: bool = False, text: bool = False) -> str:
+        # SQLite's own columns: the loader's column for the implicit rowid is not one
         choices = [(s, c) for s in scope.sources for c in s.table.columns
-                   if (not numeric or c.type in NUMERIC_TYPES) and (not text or c.type == "text")]
+                   if c.name != s.table.rowid
+                   and (not numeric or c.type in NUMERIC_TYPES) and (not text or c.type == "text")]
         if not choices:
             return self.rng.choice(["1", "2.5"]) if numeric else quote_literal("x")
         source, col = self.rng.choice(choices)
