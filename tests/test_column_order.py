@@ -65,6 +65,14 @@ def test_judge_matches_prefers_the_judges_order_and_falls_back_when_none_is_in_i
     assert judge_matches([[(1, "x", 2)], [("y", 1, 2)]], judge) == [True, False]
 
 
+def test_judge_matches_prefers_the_side_with_the_judges_null_row():
+    # Both match a NULL row once NULL rows are dropped; only one has it.
+    assert judge_matches([[(None,)], []], [[None]]) == [True, False]
+    assert judge_matches([[(None,)], []], []) == [False, True]
+    assert judge_matches([[(None,)], None], []) == [True, False], "alone, it still matches"
+    assert judge_matches([[(None,)], [(None,)]], [["null"]]) == [True, True]
+
+
 def test_the_llm_judges_written_answer_is_compared_by_the_same_rule():
     """The verdict an LLM's reply (text, its own precision and tolerance) gets between two
     column orders: its order wins; a reply in neither order is a draw, as before."""

@@ -93,6 +93,24 @@ def test_an_all_null_row_and_no_row_are_two_answers(causes):
     assert result["answers"]["q2"]["rows"] == []
 
 
+def test_the_reference_judge_decides_a_null_row_against_no_row(causes):
+    """The judge's comparison drops NULL rows, as same_answer does, so both answers matched
+    a reference answering one NULL row and the duel was drawn: the one that also has the
+    NULL row matches more closely, and a judge's answer with no row picks the other."""
+    catalog = load_catalog(causes)
+    null_row = "SELECT MAX(segment) FROM station WHERE country = 'AUT'"
+    no_row = "SELECT segment FROM station WHERE country = 'AUT'"
+    question = "Which segment do the stations of AUT have?"
+    for reference, winner in ((null_row, 0), (no_row, 1)):
+        judge = ReferenceJudge(to_tree(reference, "postgres", catalog))
+        result = schema_valid("tournament", tournament.run_tournament(
+            causes, [null_row, no_row], question, None, judge, separation.Options(),
+            catalog=catalog))
+        assert result["winner"]["index"] == winner
+        assert result["decided_by"] == "tournament"
+        assert {d["verdict"] for d in result["duels"]} == {"ab"[winner]}
+
+
 # The district of the best school (NULL) against the district with the best average.
 BEST_SCHOOL = "SELECT district FROM school ORDER BY score DESC LIMIT 1"
 BEST_AVERAGE = "SELECT district FROM school GROUP BY district ORDER BY AVG(score) DESC LIMIT 1"

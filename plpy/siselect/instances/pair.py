@@ -20,16 +20,10 @@ from typing import Any, TypeVar
 from sqlglot import exp
 
 from siselect.instances.shadow import RowsByTable, restrict, restricted_sql
-from siselect.instances.ties import (
-    has_null_row,
-    inner_cut,
-    tie_explained,
-    tie_sensitive,
-    with_ties,
-)
+from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, with_ties
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
-from siselect.runtime.answers import same_answer
+from siselect.runtime.answers import has_null_row, same_answer
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, Rows

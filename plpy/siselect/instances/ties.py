@@ -1,11 +1,11 @@
 """The tie-inclusive form of a query: what it may return whichever way ties break."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlglot import exp
 
-from siselect.runtime.answers import contained_in, normal_row
+from siselect.runtime.answers import contained_in, has_null_row
 from siselect.runtime.executor import Rows
 
 
@@ -54,12 +54,6 @@ def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:
     if len(a1.rows) != len(a2.rows):
         return False
     return _within(a2.rows, relaxed1.rows) or _within(a1.rows, relaxed2.rows)
-
-
-def has_null_row(rows: Iterable[Sequence[Any]]) -> bool:
-    """Whether an answer holds a row of NULLs only: a row under BIRD's rule, which
-    :func:`siselect.runtime.answers.same_answer` and ``contained_in`` drop."""
-    return any(normal_row(r) is None for r in rows)
 
 
 def _within(rows: Sequence[Sequence[Any]], relaxed: Sequence[Sequence[Any]]) -> bool:

@@ -607,15 +607,28 @@ def matches_judge_in_order(sql_rows: Iterable[Sequence[Any]],
     return same_in_order(sql_rows, judge_rows, tolerance)
 
 
+def has_null_row(rows: Iterable[Sequence[Any]], tolerance: Tolerance = SQL_TOLERANCE) -> bool:
+    """Whether an answer holds a row of NULLs only: a row under BIRD's rule, which
+    :func:`same_answer` and :func:`contained_in` drop."""
+    return any(normal_row(r, tolerance) is None for r in rows)
+
+
 def judge_matches(answers: Sequence[Sequence[Sequence[Any]] | None],
                   judge_rows: Sequence[Sequence[Any]],
                   tolerance: Tolerance = JUDGE_TOLERANCE) -> list[bool]:
-    """Which answers (None: an error) match the judge's. Among several that match ignoring
-    column order, those also in the judge's column order match and the others do not; when
-    none is in the judge's order, every one that matches ignoring it does."""
+    """Which answers (None: an error) match the judge's. Among several that match, those
+    that match more closely match and the others do not, when any does: first in the
+    judge's column order, then with a row of NULLs where the judge has one and only there
+    (one NULL row, e.g. ``SUM`` over nothing, and no row are two answers under BIRD's rule,
+    though the comparison drops NULL rows). A judge's answer that matches only one side
+    keeps the comparison's leniency."""
     matched = [a is not None and matches_judge(a, judge_rows, tolerance) for a in answers]
-    if sum(matched) < 2:
-        return matched
-    in_order = [m and a is not None and matches_judge_in_order(a, judge_rows, tolerance)
-                for a, m in zip(answers, matched, strict=True)]
-    return in_order if any(in_order) else matched
+    judge_null = has_null_row(judge_rows, tolerance)
+    closer = (lambda a: matches_judge_in_order(a, judge_rows, tolerance),
+              lambda a: has_null_row(a, tolerance) == judge_null)
+    for close in closer:
+        if sum(matched) < 2:
+            break
+        refined = [m and a is not None and close(a) for a, m in zip(answers, matched, strict=True)]
+        matched = refined if any(refined) else matched
+    return matched
