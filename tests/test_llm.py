@@ -405,3 +405,36 @@ def test_judge_answer_on_real_rows_matches_postgres(chat, executor):
     assert not matches_judge([(on_postgres.rows[0][0] + 1,)], answer.rows, judge.tolerance)
     prompt = chat.requests[0].body["messages"][1]["content"]
     assert "height_cm (bigint)" in prompt
+
+
+def test_the_prompt_leaves_out_a_loaded_tables_implicit_rowid(dsn, tmp_path):
+    """A SQLite table without INTEGER PRIMARY KEY is loaded with a column holding its
+    rowid (docs/identifiers.md); SQLite never shows it, so the judge is not shown it
+    either: not in the schema, not in the rows. The separation still used it."""
+    import sqlite3
+
+    from conftest import loaded_executor
+    from siselect.instances.separate import Options
+    from siselect.selection.tournament import run_tournament
+
+    path = tmp_path / "lab.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript("CREATE TABLE lab (patient TEXT, glucose REAL);"
+                         "INSERT INTO lab VALUES ('p1', 90), ('p2', 140), ('p3', 200);")
+    with ChatServer() as chat, loaded_executor(dsn, path, "rowid_prompt") as executor:
+        chat.respond_with(lambda request: '{"rows": [[2]]}')
+        catalog = load_catalog(executor)
+        assert catalog.table("lab").rowid == "rowid"
+        with LLMJudge(config_for(chat)) as judge:
+            result = run_tournament(
+                executor, ["SELECT COUNT(*) FROM lab WHERE glucose > 100",
+                           "SELECT COUNT(*) FROM lab WHERE glucose > 150"],
+                "How many tests show a glucose above 100?", None, judge,
+                Options(dialect="sqlite"), catalog=catalog)
+        prompts = [r.body["messages"][1]["content"] for r in chat.chat_requests()]
+    assert prompts and result["winner"] is not None
+    instance = next(d["instance"] for d in result["duels"] if "instance" in d)
+    assert "rowid" in instance["lab"]["columns"], "the instance itself keeps it"
+    for prompt in prompts:
+        assert "rowid" not in prompt.lower()
+        assert "glucose" in prompt and "patient" in prompt

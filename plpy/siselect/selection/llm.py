@@ -38,7 +38,13 @@ from siselect.selection.judge_audit import LEVELS as AUDIT_LEVELS
 from siselect.selection.judge_audit import AuditLog, shown_columns
 from siselect.selection.judge_cache import MemoryCache, cache_key, persistent_cache
 from siselect.selection.judge_pool import UNAVAILABLE, Breaker, Idle, Outcome, Pool, Request
-from siselect.selection.prompt_policy import MASK_NOTE, estimated_tokens, masked, masked_names
+from siselect.selection.prompt_policy import (
+    MASK_NOTE,
+    estimated_tokens,
+    masked,
+    masked_names,
+    without_rowids,
+)
 from siselect.selection.prompts import build_messages, parse_answer
 from siselect.selection.verdict import JudgeAnswer, JudgeContext
 
@@ -662,7 +668,7 @@ class LLMJudge:
                 "max_rows (SQLSTATE 54000)")
 
     def _prompt_on(self, context: JudgeContext, view: Any) -> "Prompt":
-        shown, hidden = masked(context, self.config.masked_columns)
+        shown, hidden = masked(without_rowids(context), self.config.masked_columns)
         messages = build_messages(shown, self.config.format, MASK_NOTE if hidden else None,
                                   left_out=None if view is None else view.left_out)
         tables, columns = shown_columns(shown.instance)

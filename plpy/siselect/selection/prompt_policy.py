@@ -44,6 +44,24 @@ def masked(context: JudgeContext, rules: list[str]) -> tuple[JudgeContext, bool]
     return dataclasses.replace(context, instance=instance), hit
 
 
+def without_rowids(context: JudgeContext) -> JudgeContext:
+    """The context without the columns that hold a loaded SQLite table's implicit rowid
+    (``Table.rowid``, docs/identifiers.md): SQLite never shows that column, so neither the
+    question's author nor the schema the judge is told of has it."""
+    instance: dict[str, dict[str, Any]] = {}
+    for name, data in context.instance.items():
+        table = context.catalog.table(name)
+        columns = data.get("columns", [])
+        if table is None or table.rowid is None or table.rowid not in columns:
+            instance[name] = data
+            continue
+        drop = columns.index(table.rowid)
+        instance[name] = {**data, "columns": [c for i, c in enumerate(columns) if i != drop],
+                          "rows": [[v for i, v in enumerate(row) if i != drop]
+                                   for row in data.get("rows", [])]}
+    return dataclasses.replace(context, instance=instance)
+
+
 def masked_names(instance: dict[str, dict[str, Any]], rules: list[str]) -> list[str]:
     """The columns of ``instance`` (as table.column) that ``rules`` mask."""
     return [f"{table}.{column}" for table, data in sorted(instance.items())
