@@ -15,7 +15,10 @@ otherwise is made explicit:
   column has the same name (it becomes the alias, or the output's position);
 - the columns of a derived table or CTE are those SQLite gives it (its column list, the
   aliases, the catalogued names of plain columns, ``name:N`` for repeated names);
-- a double-quoted word that names nothing is a string literal, as SQLite reads it.
+- a double-quoted word that names nothing is a string literal, as SQLite reads it;
+- ``rowid`` (``_rowid_``, ``oid``) is the INTEGER PRIMARY KEY, or the column where the
+  loader kept SQLite's implicit rowid, which ``*`` and ``t.*`` (then written as column
+  lists) and NATURAL/USING never show.
 """
 
 from __future__ import annotations
