@@ -170,3 +170,28 @@ def test_renamed_variant_keeps_rowids(style: str, sqlite_file, tmp_path) -> None
     before = sqlite3.connect(sqlite_file).execute(sql).fetchall()
     assert [r[0] for r in before] == [1, 3, 4, 6]
     assert sqlite3.connect(target).execute(names.query(sql)).fetchall() == before
+
+
+def test_a_load_without_the_rowid_is_loaded_again(dsn: str, sqlite_file) -> None:
+    """A schema loaded before the loader kept rowids (its mark has no ``layout``) is loaded
+    again from the unchanged file, and then holds Lab's rowids."""
+    import json
+
+    import psycopg
+
+    from siselect.client.loader import load
+    from siselect.runtime.executor import quote_literal
+
+    schema = f"{SCHEMA}_old"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        load(conn, sqlite_file, schema, force=True)
+        conn.execute(f'ALTER TABLE {schema}."Lab" DROP COLUMN rowid')
+        (text,), = conn.execute("SELECT obj_description(%s::regnamespace, 'pg_namespace')",
+                                (schema,)).fetchall()
+        mark = {k: v for k, v in json.loads(text).items() if k not in ("layout", "rowid")}
+        conn.execute(f"COMMENT ON SCHEMA {schema} IS {quote_literal(json.dumps(mark))}")
+        assert load(conn, sqlite_file, schema).status == "loaded"
+        assert load(conn, sqlite_file, schema).status == "unchanged"
+        rowids = conn.execute(f'SELECT rowid FROM {schema}."Lab" ORDER BY 1').fetchall()
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    assert rowids == [(1,), (3,), (4,), (6,)]
