@@ -135,6 +135,7 @@ def test_separation_over_rowids(dsn: str, sqlite_file, fidelity_executor) -> Non
     import psycopg
 
     from siselect.client import api
+    from siselect.client.loader import ROWID_COMMENT
 
     q1 = "SELECT COUNT(*) FROM lab AS l JOIN exam AS e ON l.rowid = e.rowid WHERE l.alb > 3.5"
     q2 = "SELECT COUNT(*) FROM lab AS l JOIN exam AS e ON l.rowid = e.rowid WHERE l.alb > 4.5"
@@ -144,6 +145,7 @@ def test_separation_over_rowids(dsn: str, sqlite_file, fidelity_executor) -> Non
     assert result.status == "separated", result.reason
     assert result.instance is not None and result.answers is not None
     lab = result.instance["Lab"]
+    assert load_catalog(fidelity_executor).tables["Lab"].column("rowid").comment == ROWID_COMMENT
     assert "rowid" in lab.columns and result.rows == sum(
         len(r.rows) for r in result.instance.values())
     source = open_readonly(sqlite_file)

@@ -556,15 +556,22 @@ def _text_affinities(tables: list[SqliteTable]) -> dict[str, dict[str, str]]:
     return out
 
 
+#: What the rowid column is, for those who read the schema (a judge's prompt shows it).
+ROWID_COMMENT = ("SQLite's rowid: the number SQLite gave the row in this table "
+                 "(not a column of the SQLite table)")
+
+
 def _comment_columns(conn, schema: str, tables: list[SqliteTable], descriptions) -> None:
     for table in tables:
         notes = descriptions.get(table.name.lower(), {})
-        for col in table.columns:
-            comment = notes.get(col.name.strip().lower())
+        comments = [(col.name, notes.get(col.name.strip().lower())) for col in table.columns]
+        if table.rowid:
+            comments.append((table.rowid, ROWID_COMMENT))
+        for name, comment in comments:
             if comment:
                 conn.execute(
                     f"COMMENT ON COLUMN {quote_ident(schema)}.{quote_ident(table.name)}."
-                    f"{quote_ident(col.name)} IS {quote_literal(comment)}"
+                    f"{quote_ident(name)} IS {quote_literal(comment)}"
                 )
 
 
