@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 
 from conftest import loaded_executor, schema_valid
-from siselect.instances import integrity
+from siselect.instances import integrity, shadow
 from siselect.instances import separate as separation
 from siselect.instances.pair import Pair, group_rows
 from siselect.runtime import rowids
@@ -177,6 +177,26 @@ def test_an_answer_that_hangs_on_ties_below_the_top_separates_nothing(causes):
     assert pair.separation(tied) is None
     untied = ids_of(causes, "attendance", [1, 2, 4]) + ids_of(causes, "event", [1, 2, 3])
     assert pair.separation(untied) is not None
+
+
+def test_the_inner_tie_check_writes_each_querys_text_once_per_shape(causes):
+    """The check runs the same few queries at every row set tested: each is kept once per
+    pair and its text on D' written once per shape (shadow's cache), not copied, restricted
+    and written anew per row set (financial 95: a third of its tournament)."""
+    catalog = load_catalog(causes)
+    trees = (to_tree(BEST_EVENT, "postgres", catalog), to_tree(FIRST_MEETING, "postgres",
+                                                                catalog))
+    pair = Pair(causes, catalog, trees)
+    events = ids_of(causes, "event", [1, 2, 3])
+    assert pair.separation(ids_of(causes, "attendance", [1, 4]) + events) is None
+    variants = list(pair._variants.values())
+    written = {key for key in shadow._TEXTS if key[0] in {id(v) for v in variants}}
+    assert variants and {key[0] for key in written} == {id(v) for v in variants}
+    # Other rows of the same shape (one attendance each, tied again): no new query, no new text.
+    assert pair.separation(ids_of(causes, "attendance", [2, 4]) + events) is None
+    assert list(pair._variants.values()) == variants
+    assert all(a is b for a, b in zip(pair._variants.values(), variants, strict=True))
+    assert {key for key in shadow._TEXTS if key[0] in {id(v) for v in variants}} == written
 
 
 def test_the_separating_instance_has_a_best_attended_event(causes):
