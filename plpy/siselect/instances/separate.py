@@ -5,6 +5,7 @@ parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> m
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
@@ -37,7 +38,7 @@ from siselect.instances.ties import tie_explained, with_ties
 from siselect.instances.witness_cache import rows_sql
 from siselect.runtime import deadline
 from siselect.runtime.catalog import Catalog, load_catalog
-from siselect.runtime.errors import InvalidInput, SiselectError
+from siselect.runtime.errors import InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import SeparationResult, serialise
 from siselect.sqltext import nondeterminism
@@ -209,22 +210,52 @@ def _described(assessment: Assessment) -> dict[str, Any]:
     return described
 
 
-def _tie_reason(pair: Pair, tree: exp.Query) -> str | None:
-    return nondeterminism.static_reason(tree) or nondeterminism.check(pair.run_strict, tree)
+def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
+                relaxed: Callable[[], Rows]) -> str | None:
+    """Why ``tree``'s ``answer`` on D hangs on ties or chance, or None. A query whose only
+    tie-sensitive part is its top-level cut is decided by its ``WITH TIES`` answer
+    (``relaxed()``, which :func:`_tie_only` needs anyway when there is a reason): no tie at
+    the cut, no reason, without the probes of the check."""
+    reason = nondeterminism.static_reason(tree)
+    if reason:
+        return reason
+    if nondeterminism.only_top_cut(tree):
+        try:
+            if nondeterminism.untied_at_cut(answer, relaxed()):
+                return None
+        except QueryFailed as exc:
+            if exc.sqlstate == _CANCELED:  # the budget or time is spent, as in the check
+                raise
+            # No verdict from the WITH TIES form: the check decides, as it did without it.
+    return nondeterminism.check(pair.run_strict, tree)
+
+
+#: Statement timeout or cancel: the call's time, or its budget, is spent.
+_CANCELED = "57014"
 
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     """Say so when the queries differ on D only by how ties are broken (or by chance)."""
+    known: dict[int, Rows] = {}
+
+    def relaxed_answer(i: int) -> Rows:
+        """Run at most once here, even outside a tournament (where remember keeps nothing)."""
+        if i not in known:
+            tree = pair.trees[i]
+            known[i] = pair.remember("with ties", tree,
+                                     partial(pair.run_strict, with_ties(tree)))
+        return known[i]
+
     reasons = {}
-    for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
-        reason = pair.remember("tie reason", tree, partial(_tie_reason, pair, tree))
+    for i, (label, tree, answer) in enumerate(zip(("q1", "q2"), pair.trees, (a1, a2),
+                                                  strict=True)):
+        reason = pair.remember("tie reason", tree, partial(
+            _tie_reason, pair, tree, answer, partial(relaxed_answer, i)))
         if reason:
             reasons[label] = reason
     if not reasons:
         return None
-    relaxed = [pair.remember("with ties", t, partial(pair.run_strict, with_ties(t)))
-               for t in pair.trees]
-    if tie_explained(a1, a2, *relaxed):
+    if tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1)):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
 

@@ -96,6 +96,47 @@ def check(run: Run, tree: exp.Query) -> str | None:
     return "a bare column takes its value from one of several rows of a group"
 
 
+#: Aggregates whose value does not depend on the order their rows come in.
+_ORDER_FREE_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Stddev,
+                          exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop,
+                          exp.LogicalAnd, exp.LogicalOr)
+
+
+def only_top_cut(tree: exp.Query) -> bool:
+    """Whether all :func:`check` would probe in ``tree`` is its top-level ``ORDER BY ...
+    LIMIT`` (no OFFSET, no other cut, no pick, no GROUP_CONCAT) and each output row is a
+    function of the rows that make the cut (no window, no order-sensitive aggregate).
+
+    Then every tie-breaking order of :func:`check` selects the same rows, hence the same
+    answer, unless rows tie with the last one kept: exactly when the query's
+    ``FETCH FIRST ... WITH TIES`` form returns more rows than the query
+    (:func:`untied_at_cut`). The window's only edge is its end, as there is no OFFSET.
+    """
+    if not isinstance(tree, exp.Select) or not isinstance(tree.args.get("limit"), exp.Limit) \
+            or tree.args.get("order") is None or tree.args.get("offset") is not None:
+        return False
+    distinct = tree.args.get("distinct")
+    if distinct is not None and distinct.args.get("on") is not None:
+        return False
+    if any(q is not tree and _cuts(q) for q in tree.find_all(exp.Select, exp.SetOperation)):
+        return False
+    for node in tree.walk():
+        if isinstance(node, exp.Window | exp.ArrayAgg | exp.GroupConcat):
+            return False
+        if isinstance(node, exp.AggFunc) and not isinstance(node, _ORDER_FREE_AGGREGATES):
+            return False
+        if _function_name(node).endswith("AGG"):
+            return False
+    return True
+
+
+def untied_at_cut(answer: Rows, relaxed: Rows) -> bool:
+    """For a query of :func:`only_top_cut`, whose answer on some data is ``answer`` and
+    whose ``WITH TIES`` form's is ``relaxed``: no row ties with the last one kept, so
+    :func:`check` on that data would find nothing (without running its probes)."""
+    return len(relaxed.rows) == len(answer.rows)
+
+
 #: Why an answer hangs on GROUP_CONCAT's order (sqlite_rules/group_concat_order.py).
 CONCAT_ORDER = ("GROUP_CONCAT without ORDER BY: the order of the concatenated values is up "
                 "to the engine")

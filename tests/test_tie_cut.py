@@ -1,0 +1,144 @@
+"""The tie check of a separation decided by the WITH TIES answer where that is exact.
+
+A query whose only tie-sensitive part is its top-level ``ORDER BY ... LIMIT`` hangs on ties
+exactly when its ``FETCH FIRST ... WITH TIES`` form returns more rows: separate's
+``_tie_only`` then needs one statement on D, not the check's four tie-breaking probes.
+These tests hold the reasons to the check's own, and count the statements on D.
+"""
+
+import pytest
+
+from siselect.instances import separate
+from siselect.instances.pair import Pair
+from siselect.instances.ties import tie_explained, with_ties
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext import nondeterminism
+from siselect.sqltext.transpile import to_tree
+
+
+class CountingExecutor:
+    """The real executor; counts the statements it runs."""
+
+    def __init__(self, inner):
+        self.inner, self.statements = inner, 0
+
+    def run(self, sql, max_rows=None):
+        self.statements += 1
+        return self.inner.run(sql, max_rows)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _pair(executor, q1: str, q2: str) -> tuple[Pair, CountingExecutor]:
+    counting = CountingExecutor(executor)
+    catalog = load_catalog(executor)
+    trees = (to_tree(q1, "sqlite", catalog), to_tree(q2, "sqlite", catalog))
+    pair = Pair(counting, catalog, trees)
+    counting.statements = 0
+    return pair, counting
+
+
+def _check_only(pair: Pair, a1, a2) -> str | None:
+    """What ``_tie_only`` decided before: the check's probes on every query, then the WITH
+    TIES answers when a query has a reason."""
+    reasons = {}
+    for label, tree in zip(("q1", "q2"), pair.trees, strict=True):
+        reason = nondeterminism.static_reason(tree) or nondeterminism.check(pair.run_strict,
+                                                                            tree)
+        if reason:
+            reasons[label] = reason
+    if not reasons:
+        return None
+    relaxed = [pair.run_strict(with_ties(t)) for t in pair.trees]
+    if tie_explained(a1, a2, *relaxed):
+        return "; ".join(f"{k}: {v}" for k, v in reasons.items())
+    return None
+
+
+def _both_ways(executor, q1: str, q2: str) -> tuple[str | None, int, str | None, int]:
+    """The old and the new verdict of ``_tie_only``, each with its statements on D."""
+    pair, counting = _pair(executor, q1, q2)
+    a1, a2 = (pair.run_strict(t) for t in pair.trees)
+    counting.statements = 0
+    old = _check_only(pair, a1, a2)
+    old_statements = counting.statements
+    counting.statements = 0
+    new = separate._tie_only(pair, a1, a2)
+    return old, old_statements, new, counting.statements
+
+
+# Surtur and Ymir share the greatest height (30480); ids are unique.
+UNTIED = "SELECT superhero_name FROM superhero ORDER BY id LIMIT 3"
+UNTIED_OTHER = "SELECT superhero_name FROM superhero ORDER BY id DESC LIMIT 3"
+TIED = "SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1"
+TIED_BROKEN = "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id DESC LIMIT 1"
+
+
+def test_an_untied_cut_takes_one_statement_not_four(executor):
+    old, old_statements, new, new_statements = _both_ways(executor, UNTIED, UNTIED_OTHER)
+    assert old is None and new is None
+    assert (old_statements, new_statements) == (8, 2)
+
+
+def test_a_tied_cut_keeps_its_reason_and_reuses_the_with_ties_answer(executor):
+    old, old_statements, new, new_statements = _both_ways(executor, TIED, TIED_BROKEN)
+    assert old is not None and "LIMIT cut" in old
+    assert new == old
+    # q1: its WITH TIES answer (kept for tie_explained) and the check's four probes;
+    # q2: its WITH TIES answer alone, where the check ran four probes.
+    assert (old_statements, new_statements) == (10, 6)
+
+
+@pytest.mark.parametrize("sql", [
+    UNTIED, TIED, TIED_BROKEN,
+    # Tied rows with one output: the check finds nothing, and decides it still.
+    "SELECT height_cm FROM superhero ORDER BY height_cm DESC LIMIT 1",
+    # Fewer rows than the LIMIT: nothing is cut.
+    "SELECT superhero_name FROM superhero WHERE id < 3 ORDER BY id LIMIT 10",
+    "SELECT publisher_id, COUNT(*) FROM superhero GROUP BY publisher_id "
+    "ORDER BY COUNT(*) DESC LIMIT 2",
+    "SELECT publisher_id, COUNT(*) FROM superhero GROUP BY publisher_id "
+    "ORDER BY COUNT(*) LIMIT 2",
+    "SELECT DISTINCT publisher_id FROM superhero ORDER BY publisher_id LIMIT 2",
+    # Shapes the WITH TIES answer does not decide: the check runs as before.
+    "SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1 OFFSET 1",
+    "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT 1 OFFSET 1",
+    "SELECT superhero_name FROM superhero WHERE id IN (SELECT id FROM superhero "
+    "ORDER BY height_cm DESC LIMIT 1) ORDER BY id LIMIT 1",
+    "SELECT superhero_name, MIN(weight_kg) FROM superhero GROUP BY publisher_id "
+    "ORDER BY publisher_id LIMIT 2",
+    "SELECT publisher_id, GROUP_CONCAT(superhero_name) FROM superhero GROUP BY publisher_id "
+    "ORDER BY publisher_id LIMIT 2",
+    "SELECT * FROM superhero ORDER BY height_cm DESC LIMIT 1",
+])
+def test_every_query_keeps_the_checks_reason(executor, sql):
+    """Paired with a query of another answer, so that the tie check is asked."""
+    other = "SELECT 'nobody' AS name"
+    for q1, q2 in ((sql, other), (other, sql)):
+        old, old_statements, new, new_statements = _both_ways(executor, q1, q2)
+        assert new == old
+        assert new_statements <= old_statements + 1
+
+
+def test_only_the_top_cut_is_decided_by_with_ties(executor):
+    catalog = load_catalog(executor)
+
+    def shape(sql):
+        return nondeterminism.only_top_cut(to_tree(sql, "sqlite", catalog))
+
+    s = "superhero"
+    assert shape(f"SELECT superhero_name FROM {s} ORDER BY height_cm LIMIT 3")
+    assert shape(f"SELECT publisher_id, COUNT(*) FROM {s} GROUP BY publisher_id "
+                 "ORDER BY 2 DESC LIMIT 1")
+    assert not shape(f"SELECT superhero_name FROM {s} ORDER BY height_cm LIMIT 3 OFFSET 1")
+    assert not shape(f"SELECT superhero_name FROM {s} ORDER BY height_cm")
+    assert not shape(f"SELECT id FROM {s} WHERE id IN (SELECT id FROM {s} ORDER BY height_cm "
+                     "LIMIT 1) ORDER BY id LIMIT 1")
+    assert not shape(f"SELECT publisher_id, GROUP_CONCAT(superhero_name) FROM {s} "
+                     "GROUP BY publisher_id ORDER BY publisher_id LIMIT 1")
+    assert not shape(f"SELECT id, ROW_NUMBER() OVER (ORDER BY height_cm) FROM {s} "
+                     "ORDER BY id LIMIT 1")
+    # A bare column: which row of the group gives it is the engine's choice.
+    assert not shape(f"SELECT publisher_id, superhero_name FROM {s} GROUP BY publisher_id "
+                     "ORDER BY publisher_id LIMIT 1")
