@@ -253,7 +253,7 @@ def test_no_endpoint_in_the_server_is_sqlstate_22023(conn, superhero):
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="no endpoint configured"):
         conn.execute("SELECT siselect.tournament(%s, %s, judge => 'llm', search_path => %s)",
                      (CANDIDATES, QUESTION, superhero))
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2.0, "at once, not after the retries' 7 s"
 
 
 def test_a_cancel_during_the_judge_wait_ends_the_call(dsn, superhero, chat):
