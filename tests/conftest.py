@@ -9,6 +9,7 @@ database (pytest-postgresql's janitor creates and drops it) with the extension i
 import contextlib
 import json
 import os
+import sqlite3
 import urllib.parse
 from pathlib import Path
 
@@ -127,6 +128,15 @@ def names_allowed(dsn: str, *names: tuple[str, str], why: str):
 
 
 SCHEMAS = ROOT / "docs" / "schema"
+
+
+def sqlite_file_from(tmp_path_factory, schema: str, script: str) -> Path:
+    """A new SQLite file, named after the schema it is loaded into, holding what ``script``
+    makes."""
+    path = tmp_path_factory.mktemp(schema) / f"{schema}.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(script)
+    return path
 
 
 @contextlib.contextmanager

@@ -8,12 +8,11 @@ SQL became 23.6 kB). The answers stay SQLite's, outer references and numbers pas
 range included.
 """
 
-import sqlite3
 
 import pytest
 from sqlglot import exp
 
-from conftest import loaded_executor
+from conftest import loaded_executor, sqlite_file_from
 from siselect.client.bench.differential import AGREE, compare
 from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
 from siselect.runtime.catalog import load_catalog
@@ -41,10 +40,7 @@ QUERIES = {
 
 @pytest.fixture(scope="module")
 def sqlite_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bound") / f"{SCHEMA}.sqlite"
-    with sqlite3.connect(path) as db:
-        db.executescript(DATA)
-    return path
+    return sqlite_file_from(tmp_path_factory, SCHEMA, DATA)
 
 
 @pytest.fixture(scope="module")

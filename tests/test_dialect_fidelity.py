@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from conftest import loaded_executor
+from conftest import loaded_executor, sqlite_file_from
 from siselect.client.bench.differential import AGREE, FLAGGED, compare
 from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
 from siselect.runtime.catalog import load_catalog
@@ -91,10 +91,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def sqlite_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("fidelity") / f"{SCHEMA}.sqlite"
-    with sqlite3.connect(path) as db:
-        db.executescript(DATA)
-    return path
+    return sqlite_file_from(tmp_path_factory, SCHEMA, DATA)
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,10 @@ PostgreSQL; each query must return on PostgreSQL, transpiled, what it returns on
 One query per rule of docs/identifiers.md; the first three are the failures issue 16 reports.
 """
 
-import sqlite3
 
 import pytest
 
-from conftest import loaded_executor
+from conftest import loaded_executor, sqlite_file_from
 from siselect.client.bench.sqlite_compare import open_readonly, same_rows, sqlite_rows
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_postgres
@@ -70,11 +69,8 @@ QUERIES = {
 
 
 @pytest.fixture(scope="module")
-def sqlite_file(tmp_path_factory) -> sqlite3.Connection:
-    path = tmp_path_factory.mktemp("names") / f"{SCHEMA}.sqlite"
-    with sqlite3.connect(path) as db:
-        db.executescript(DATA)
-    return path
+def sqlite_file(tmp_path_factory):
+    return sqlite_file_from(tmp_path_factory, SCHEMA, DATA)
 
 
 @pytest.fixture(scope="module")

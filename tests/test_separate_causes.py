@@ -12,12 +12,11 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
   attribute row without its team).
 """
 
-import sqlite3
 from collections import Counter
 
 import pytest
 
-from conftest import loaded_executor, schema_valid
+from conftest import loaded_executor, schema_valid, sqlite_file_from
 from siselect.instances import integrity, shadow
 from siselect.instances import separate as separation
 from siselect.instances.pair import Pair, group_rows
@@ -53,10 +52,8 @@ INSERT INTO attrs VALUES (1, 101, 70, '2012'), (2, 102, 50, '2012'), (3, 103, 60
 
 @pytest.fixture(scope="module")
 def causes(dsn: str, tmp_path_factory):
-    path = tmp_path_factory.mktemp("causes") / f"{SCHEMA}.sqlite"
-    with sqlite3.connect(path) as db:
-        db.executescript(DATA)
-    with loaded_executor(dsn, path, SCHEMA) as executor:
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, SCHEMA, DATA), SCHEMA) \
+            as executor:
         yield executor
 
 
