@@ -130,6 +130,24 @@ def names_allowed(dsn: str, *names: tuple[str, str], why: str):
 SCHEMAS = ROOT / "docs" / "schema"
 
 
+class CountingExecutor:
+    """A real executor that counts what it runs: ``statements``, their ``texts`` and the
+    rows ``fetched`` back (tests reset the counts by assigning them)."""
+
+    def __init__(self, inner):
+        self.inner, self.statements, self.texts, self.fetched = inner, 0, [], 0
+
+    def run(self, sql, max_rows=None):
+        self.statements += 1
+        self.texts.append(sql)
+        rows = self.inner.run(sql, max_rows)
+        self.fetched += len(rows.rows)
+        return rows
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
 def sqlite_file_from(tmp_path_factory, schema: str, script: str) -> Path:
     """A new SQLite file, named after the schema it is loaded into, holding what ``script``
     makes."""

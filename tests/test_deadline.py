@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import CountingExecutor
 from siselect.instances.minimise import ddmin
 from siselect.instances.references import referenced_rows
 from siselect.runtime import deadline
@@ -162,21 +163,6 @@ def test_statement_seconds_left_reads_the_callers_timeout(conn):
 
 
 # ---------------------------------------------------------------- referenced_rows
-
-
-class CountingExecutor:
-    """The real executor; counts the rows PostgreSQL sent back."""
-
-    def __init__(self, inner):
-        self.inner, self.fetched = inner, 0
-
-    def run(self, sql, max_rows=None):
-        rows = self.inner.run(sql, max_rows)
-        self.fetched += len(rows.rows)
-        return rows
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
 
 
 def test_referenced_rows_stops_at_its_cap(executor):

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 import pytest
 from sqlglot import exp
 
+from conftest import FIXTURES, CountingExecutor
 from siselect.instances import search, shadow
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
 from siselect.witnesses.lineage import UnsupportedLineage, witness_query
-
-from .conftest import FIXTURES
 
 
 @dataclass
@@ -258,17 +257,6 @@ def test_pool_completes_a_small_class_the_sample_missed(keyed, executor, catalog
     assert pool.estimated == ["both"]
     assert [tuple(w) for w in pool.only2] == expected["only2"][0] and pool.sizes["only2"] == 3
     assert pool.only1 == [] and pool.sizes["only1"] == 0
-
-
-class CountingExecutor:
-    """The test database's executor, counting the statements run."""
-
-    def __init__(self, executor):
-        self.executor, self.statements = executor, 0
-
-    def run(self, sql, max_rows=None):
-        self.statements += 1
-        return self.executor.run(sql, max_rows)
 
 
 @pytest.mark.parametrize("pair, statements", [(SAME_WITNESSES, 3), (TINY_DIFFERENCES, 4)])

@@ -8,26 +8,13 @@ These tests hold the reasons to the check's own, and count the statements on D.
 
 import pytest
 
+from conftest import CountingExecutor
 from siselect.instances import separate
 from siselect.instances.pair import Pair
 from siselect.instances.ties import tie_explained, with_ties
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext import nondeterminism
 from siselect.sqltext.transpile import to_tree
-
-
-class CountingExecutor:
-    """The real executor; counts the statements it runs."""
-
-    def __init__(self, inner):
-        self.inner, self.statements = inner, 0
-
-    def run(self, sql, max_rows=None):
-        self.statements += 1
-        return self.inner.run(sql, max_rows)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
 
 
 def _pair(executor, q1: str, q2: str) -> tuple[Pair, CountingExecutor]:

@@ -3,6 +3,7 @@
 import pytest
 from tests.test_lineage import POOL_PAIRS, expected_pool, key_order, witness_sqls
 
+from conftest import CountingExecutor
 from siselect.instances import search
 from siselect.instances.separate import Options
 from siselect.instances.witness_cache import WitnessCache
@@ -13,20 +14,6 @@ from siselect.sqltext.transpile import to_tree
 from siselect.witnesses import REGISTRY
 
 LINEAGE = REGISTRY["lineage"]
-
-
-class Counting:
-    """The test database's executor, keeping every statement's text."""
-
-    def __init__(self, executor):
-        self.executor, self.texts = executor, []
-
-    def run(self, sql, max_rows=None):
-        self.texts.append(sql)
-        return self.executor.run(sql, max_rows)
-
-    def __getattr__(self, name):
-        return getattr(self.executor, name)
 
 
 def lineages_of(queries, catalog):
@@ -83,7 +70,7 @@ CANDIDATES = [RIGHT, "SELECT COUNT(*) FROM superhero WHERE height_cm >= 198",
 
 def test_a_tournament_computes_each_candidates_witnesses_once(executor):
     catalog = load_catalog(executor)
-    counting = Counting(executor)
+    counting = CountingExecutor(executor)
     result = tournament.run_tournament(
         counting, CANDIDATES, QUESTION, None,
         ReferenceJudge(to_tree(RIGHT, "postgres", catalog)), Options(), catalog=catalog)
@@ -104,7 +91,7 @@ def test_a_whole_side_above_the_bound_is_looked_up_not_joined(executor):
     catalog = load_catalog(executor)
     lineages = lineages_of(("SELECT COUNT(*) FROM hero_power WHERE power_id = -1",
                             "SELECT COUNT(*) FROM hero_power"), catalog)
-    counting = Counting(executor)
+    counting = CountingExecutor(executor)
     cache = WitnessCache(small=100, sketch=100)
     for seed in range(4):  # whether the empty witness lies above the bound depends on it
         pool = cache.pool(counting, lineages, seed)
