@@ -61,7 +61,7 @@ SELECT is(siselect_tap.format_instance('{}'), '  (no rows: the empty database)',
 SELECT alike(siselect_tap.format_separation(siselect.separate(
               'SELECT count(*) FROM item WHERE price > 100',
               'SELECT count(*) FROM item WHERE price >= 100')),
-            E'%separating instance of 1 row%table item (1 row)%10 | item 10 | 100.0%',
+            E'%separating instance of 2 rows%table item (2 rows)%10 | item 10 | 100.0%',
             'a separation shows its instance''s row');
 
 SELECT * FROM finish();
