@@ -2,8 +2,9 @@
 
 import psycopg
 import pytest
-from tests.test_witness_cache import LINEAGE, Counting
+from tests.test_witness_cache import LINEAGE
 
+from conftest import CountingExecutor
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances.separate import Options, separate
 from siselect.instances.targeted import value_proposals
@@ -84,13 +85,13 @@ def test_a_values_witnesses_are_fetched_once_per_tournament(owners):
     cache = WitnessCache()
     lineages = [cache.lineage(LINEAGE, t, catalog) for t in trees]
     pool = cache.pool(owners, lineages, 0)
-    counting = Counting(owners)
+    counting = CountingExecutor(owners)
     rounds = [list(value_proposals(counting, catalog, trees, lineages, pool, 120,
                                    cache=cache)) for _ in range(2)]
     assert rounds[0] and rounds[0] == rounds[1]
     values = [t for t in counting.texts if " IN (SELECT " in t]
     assert values and len(values) == len(set(values))  # none run twice
     # Without the cache every round runs them again.
-    again = Counting(owners)
+    again = CountingExecutor(owners)
     assert list(value_proposals(again, catalog, trees, lineages, pool, 120)) == rounds[0]
     assert [t for t in again.texts if " IN (SELECT " in t] == values
