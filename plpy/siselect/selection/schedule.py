@@ -34,8 +34,10 @@ class Match:
     exhausted: bool = False  # its last search found nothing new: no instance is to come
     room: int | None = None  # instances it may take when fewer than the limit
 
-    def has_room(self, limit: int) -> bool:
-        return len(self.duels) < (limit if self.room is None else min(limit, self.room))
+    def has_room(self, limit: int, after: int = 0) -> bool:
+        """Whether it may take another instance (``after`` more duels than it has)."""
+        played = len(self.duels) + after
+        return played < (limit if self.room is None else min(limit, self.room))
 
     def pending(self, limit: int) -> bool:
         return self.again is not None and self.has_room(limit)

@@ -311,8 +311,7 @@ def lookahead(t: Tournament, pending: list[Pending]) -> Idle:
         (p.match.a, p.match.b, tuple(sorted(p.match.exclude | set(p.sep["row_ids"]))))
         for p in pending
         if p.context is not None and p.sep.get("row_ids") and not p.match.exhausted
-        and len(p.match.duels) + 1 < (limit if p.match.room is None
-                                      else min(limit, p.match.room))]
+        and p.match.has_room(limit, after=1)]
     work += [(u.first, v.first, ()) for u, v in open_pairs(t.units)
              if (u.first, v.first) not in playing]
     work.reverse()  # popped from the end: in order
