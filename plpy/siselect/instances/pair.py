@@ -201,7 +201,7 @@ class Pair:
             return None
         grouped = group_rows(key, self.catalog)
         if any(tie_sensitive(t) for t in self.trees):
-            r1, r2 = (self.run_on(self._with_ties(t), grouped) for t in self.trees)
+            r1, r2 = (self.run_on(self.with_ties(t), grouped) for t in self.trees)
             # No tie explains an error.
             if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
                     and tie_explained(a1, a2, r1, r2):
@@ -210,9 +210,10 @@ class Pair:
             return None
         return a1, a2
 
-    def _with_ties(self, tree: exp.Query) -> exp.Query:
-        """``with_ties(tree)``, made once per pair: one tree, whose text on D' is written
-        once per shape (:func:`~siselect.instances.shadow.restricted_sql`)."""
+    def with_ties(self, tree: exp.Query) -> exp.Query:
+        """``with_ties(tree)`` for one of the pair's trees, made once per pair: one tree,
+        whose text on D' is written once per shape
+        (:func:`~siselect.instances.shadow.restricted_sql`)."""
         if id(tree) not in self._tied:
             self._tied[id(tree)] = with_ties(tree)
         return self._tied[id(tree)]

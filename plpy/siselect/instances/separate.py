@@ -34,7 +34,7 @@ from siselect.instances.search import (
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import value_proposals
-from siselect.instances.ties import tie_explained, with_ties
+from siselect.instances.ties import tie_explained
 from siselect.instances.witness_cache import rows_sql
 from siselect.runtime import deadline
 from siselect.runtime.catalog import Catalog, load_catalog
@@ -224,14 +224,9 @@ def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
             if nondeterminism.untied_at_cut(answer, relaxed()):
                 return None
         except QueryFailed as exc:
-            if exc.sqlstate == _CANCELED:  # the budget or time is spent, as in the check
-                raise
-            # No verdict from the WITH TIES form: the check decides, as it did without it.
+            # Out of time, it is raised as the check would; else the check decides.
+            nondeterminism.no_verdict(exc)
     return nondeterminism.check(pair.run_strict, tree)
-
-
-#: Statement timeout or cancel: the call's time, or its budget, is spent.
-_CANCELED = "57014"
 
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
@@ -243,7 +238,7 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
         if i not in known:
             tree = pair.trees[i]
             known[i] = pair.remember("with ties", tree,
-                                     partial(pair.run_strict, with_ties(tree)))
+                                     lambda: pair.run_strict(pair.with_ties(tree)))
         return known[i]
 
     reasons = {}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from siselect.runtime.errors import QueryFailed
+from siselect.runtime.errors import Cancelled, QueryFailed
 from siselect.runtime.executor import Rows
 from siselect.sqltext.sqlite_rules.template import GENERATED
 
@@ -63,14 +63,14 @@ def check(run: Run, tree: exp.Query) -> str | None:
     """
     has_cuts = _tie_break_cuts(tree, ASC) is not None
     has_picks = _tie_break_picks(tree, ASC) is not None
-    if _concat_order(tree, DESC) is not None:
+    if _concat_keys(tree):
         base = _tie_break_picks(_tie_break_cuts(tree, ASC) or tree, ASC) or tree
         try:
             if Counter(map(_hashable, run(base).rows)) != Counter(
                     map(_hashable, run(_concat_order(base, DESC) or base).rows)):
                 return CONCAT_ORDER
         except QueryFailed as exc:
-            _no_verdict(exc)
+            no_verdict(exc)
             return None
     if not has_cuts and not has_picks:
         return None
@@ -86,7 +86,7 @@ def check(run: Run, tree: exp.Query) -> str | None:
         try:
             results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
         except QueryFailed as exc:
-            _no_verdict(exc)
+            no_verdict(exc)
             return None  # an output PostgreSQL cannot sort by: no verdict
     if len({frozenset(c.items()) for c in results.values()}) == 1:
         return None
@@ -142,28 +142,29 @@ CONCAT_ORDER = ("GROUP_CONCAT without ORDER BY: the order of the concatenated va
                 "to the engine")
 
 
+def _concat_keys(tree: exp.Query) -> list[exp.Ordered]:
+    """The sort keys the transpiler generated for ``tree``'s GROUP_CONCATs."""
+    return [o for o in tree.find_all(exp.Ordered)
+            if o.meta.get(GENERATED) and isinstance(o.parent, exp.Order)
+            and isinstance(o.parent.parent, exp.GroupConcat)]
+
+
 def _concat_order(tree: exp.Query, order: str) -> exp.Query | None:
     """A copy whose every GROUP_CONCAT ordered by the transpiler's generated key sorts in
     ``order`` (ASC or DESC), or None when there is none."""
     copy = tree.copy()
-    keys = [o for o in copy.find_all(exp.Ordered)
-            if o.meta.get(GENERATED) and isinstance(o.parent, exp.Order)
-            and isinstance(o.parent.parent, exp.GroupConcat)]
+    keys = _concat_keys(copy)
     for key in keys:
         key.set("desc", order == DESC)
         key.set("nulls_first", False)
     return copy if keys else None
 
 
-#: Statement timeout or cancel (the call's time, or its budget, is spent).
-_CANCELED = "57014"
-
-
-def _no_verdict(exc: QueryFailed) -> None:
-    """A probe that failed gives no verdict, unless it ran out of time: that is the
-    caller's to know (a differential cannot tell in time, a separation's budget is
-    spent), never a sign that the answer does not hang on ties."""
-    if exc.sqlstate == _CANCELED:
+def no_verdict(exc: QueryFailed) -> None:
+    """A probe that failed gives no verdict, unless it ran out of time (statement timeout
+    or cancel, 57014): that is the caller's to know (a differential cannot tell in time, a
+    separation's budget is spent), never a sign that the answer does not hang on ties."""
+    if exc.sqlstate == Cancelled.sqlstate:
         raise exc
 
 
