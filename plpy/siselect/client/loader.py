@@ -72,12 +72,18 @@ def implicit_rowid(db: sqlite3.Connection, table: SqliteTable) -> str | None:
             c.declared for c in table.columns if c.name == table.primary_key[0]
     ).strip().upper() == "INTEGER":
         return None
-    taken = {c.name.lower() for c in table.columns}
+    return free_rowid_name(db, table.name, {c.name.lower() for c in table.columns})
+
+
+def free_rowid_name(db: sqlite3.Connection, table: str, taken: set[str]) -> str | None:
+    """The first of :data:`ROWID_NAMES` not in ``taken`` (lower case), under which SQLite
+    reads ``table``'s rowid; None when all are taken or the table has none (WITHOUT
+    ROWID)."""
     name = next((n for n in ROWID_NAMES if n not in taken), None)
     if name is None:
         return None
     try:
-        db.execute(f"SELECT {name} FROM {quote_ident(table.name)} LIMIT 0")
+        db.execute(f"SELECT {name} FROM {quote_ident(table)} LIMIT 0")
     except sqlite3.OperationalError:
         return None  # WITHOUT ROWID
     return name

@@ -19,6 +19,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
+from siselect.client.loader import free_rowid_name
 from siselect.runtime.errors import InvalidInput
 
 RESERVED = (
@@ -184,13 +185,7 @@ def _rowid_name(db: sqlite3.Connection, table: str, names: Renaming) -> str | No
     there is none or the table has no rowid (WITHOUT ROWID)."""
     taken = {c.lower() for c in _columns(db, table)} | {
         names.columns[c.lower()].lower() for c in _columns(db, table)}
-    name = next((n for n in ("rowid", "_rowid_", "oid") if n not in taken), None)
-    try:
-        if name is not None:
-            db.execute(f"SELECT {name} FROM {_quote(table)} LIMIT 0")
-    except sqlite3.OperationalError:
-        return None
-    return name
+    return free_rowid_name(db, table, taken)
 
 
 def _table_names(db: sqlite3.Connection) -> list[str]:
