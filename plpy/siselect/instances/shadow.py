@@ -23,6 +23,8 @@ from siselect.runtime.executor import quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
+K = TypeVar("K")
+V = TypeVar("V")
 #: D' by relation: encoded row ids (or, for a table of ``ctid`` identity, ctid texts).
 RowsByTable = Mapping[str, Sequence[int | str]]
 tid_array = rowids.tid_array
@@ -72,6 +74,14 @@ _TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None
 _READS: dict[int, tuple[exp.Expr, Catalog, list[str]]] = {}  # base_tables of a tree
 
 
+def _keep(cache: dict[K, V], key: K, value: V) -> V:
+    """``cache[key] = value``, the cache emptied first when it holds :data:`_KEPT`."""
+    if len(cache) >= _KEPT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
     """``sql`` with its string literals replaced by marks, and the literals' values."""
     literals: list[str] = []
@@ -90,9 +100,7 @@ def _template(masked: str) -> exp.Expr:
     """A copy of the tree of ``masked``, parsed once."""
     template = _TEMPLATES.get(masked)
     if template is None:
-        if len(_TEMPLATES) >= _KEPT:
-            _TEMPLATES.clear()
-        template = _TEMPLATES[masked] = exp.maybe_parse(masked, dialect="postgres")
+        template = _keep(_TEMPLATES, masked, exp.maybe_parse(masked, dialect="postgres"))
     return template.copy()
 
 
@@ -132,9 +140,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     values: dict[str, str] = {}
     read = _READS.get(id(tree))
     if read is None or read[0] is not tree or read[1] is not catalog:
-        if len(_READS) >= _KEPT:
-            _READS.clear()
-        read = _READS[id(tree)] = (tree, catalog, base_tables(tree, catalog))
+        read = _keep(_READS, id(tree), (tree, catalog, base_tables(tree, catalog)))
     for i, name in enumerate(read[2]):
         masked[name], literals = _mask(f"({rows_sql(catalog, name, rows.get(name, []))})",
                                        f"{i}_")
@@ -142,8 +148,6 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     key = (id(tree), tuple(masked.items()))
     entry = _TEXTS.get(key)
     if entry is None or entry[0] is not tree:
-        if len(_TEXTS) >= _KEPT:
-            _TEXTS.clear()
         try:
             text: str | None = _restricted(tree, catalog,
                                            lambda name: _template(masked[name])).sql("postgres")
@@ -152,7 +156,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
         if text is not None and set(_MARKED.findall(text)) != set(values):
             text = None  # a mark sqlglot did not write back as it was (a relation read
             # twice has its marks twice)
-        entry = _TEXTS[key] = (tree, text)
+        entry = _keep(_TEXTS, key, (tree, text))
     if entry[1] is None:
         return restrict(tree, catalog, rows).sql("postgres")
     return _MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1])
