@@ -9,7 +9,9 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - an answer that hangs on ties at a cut below the top (the best event of a derived table)
   separates nothing;
 - a D' keeps the references D keeps through the queries' joins, declared or not (no
-  attribute row without its team).
+  attribute row without its team);
+- a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
+  (no molecule without any of its atoms).
 """
 
 from collections import Counter
@@ -19,6 +21,7 @@ import pytest
 from conftest import loaded_executor, schema_valid, sqlite_file_from
 from siselect.instances import integrity, shadow
 from siselect.instances import separate as separation
+from siselect.instances.inclusions import Closure
 from siselect.instances.pair import Pair, group_rows
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
@@ -249,3 +252,83 @@ def test_the_reference_judge_picks_the_2012_average(causes):
         "2012?", None, judge, separation.Options(with_references=True), catalog=catalog))
     assert result["winner"]["index"] == 1
     assert all(d["verdict"] == "b" for d in result["duels"] if d.get("judge"))
+
+
+# Inclusions: every molecule has at least one atom on D, but atom.molecule_id is no key, so
+# it is no reference. The share of carcinogenic molecules without fluorine (the question)
+# against the share that have an atom other than fluorine; the reference counts over the
+# join, which on D drops no molecule.
+MOLECULES = """
+CREATE TABLE molecule (id INTEGER PRIMARY KEY, molecule_id TEXT, label TEXT);
+INSERT INTO molecule VALUES (1, 'M1', '+'), (2, 'M2', '+'), (3, 'M3', '+'), (4, 'M4', '-'),
+  (5, 'M5', '+');
+CREATE TABLE atom (id INTEGER PRIMARY KEY, molecule_id TEXT, element TEXT);
+INSERT INTO atom VALUES (1, 'M1', 'f'), (2, 'M2', 'c'), (3, 'M3', 'c'), (4, 'M1', 'c'),
+  (5, 'M4', 'f'), (6, 'M2', 'o'), (7, 'M5', 'f'), (8, 'M3', 'h');
+"""
+WITHOUT_FLUORINE = ("SELECT CAST(COUNT(DISTINCT CASE WHEN NOT m.molecule_id IN (SELECT "
+                    "a.molecule_id FROM atom AS a WHERE a.element = 'f') THEN m.molecule_id "
+                    "END) AS REAL) * 100 / COUNT(DISTINCT m.molecule_id) FROM molecule AS m "
+                    "WHERE m.label = '+'")
+OTHER_ATOM = ("SELECT CAST(COUNT(DISTINCT CASE WHEN a.element <> 'f' THEN m.molecule_id END) "
+              "AS REAL) * 100 / COUNT(DISTINCT m.molecule_id) FROM molecule AS m JOIN atom "
+              "AS a ON m.molecule_id = a.molecule_id WHERE m.label = '+'")
+FLUORINE_REFERENCE = ("SELECT CAST(COUNT(DISTINCT m.molecule_id) - COUNT(DISTINCT CASE WHEN "
+                      "a.element = 'f' THEN m.molecule_id END) AS REAL) * 100 / "
+                      "COUNT(DISTINCT m.molecule_id) FROM atom AS a JOIN molecule AS m ON "
+                      "a.molecule_id = m.molecule_id WHERE m.label = '+'")
+
+
+@pytest.fixture(scope="module")
+def molecules(dsn: str, tmp_path_factory):
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_inclusions",
+                                               MOLECULES), "separate_inclusions") as executor:
+        yield executor
+
+
+def test_inclusions_that_d_keeps_are_found_in_the_joins(molecules):
+    catalog = load_catalog(molecules)
+    references, inclusions = integrity.kept_joins(
+        molecules, catalog, to_tree(OTHER_ATOM, "postgres", catalog))
+    found = [[(t, fk.columns, fk.ref_table, fk.ref_columns) for t, fk in kept]
+             for kept in (references, inclusions)]
+    # Each atom's molecule is one molecule (a reference); each molecule has atoms (an
+    # inclusion: several atoms share a molecule_id).
+    assert found == [[("atom", ["molecule_id"], "molecule", ["molecule_id"])],
+                     [("molecule", ["molecule_id"], "atom", ["molecule_id"])]]
+
+
+def test_an_instance_keeps_an_atom_of_each_molecule(molecules):
+    result = schema_valid("separation", separation.separate(
+        molecules, WITHOUT_FLUORINE, OTHER_ATOM, separation.Options(with_references=True)))
+    assert result["status"] == "separated", result.get("reason")
+    kept, atoms = result["instance"]["molecule"], result["instance"].get("atom")
+    assert atoms, result["instance"]
+    held = {row[atoms["columns"].index("molecule_id")] for row in atoms["rows"]}
+    assert {row[kept["columns"].index("molecule_id")] for row in kept["rows"]} <= held
+    # So the question keeps its meaning there: the reference answers as the right query.
+    assert reference_on(molecules, result, FLUORINE_REFERENCE) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+
+
+def test_an_inclusion_adds_the_first_partner_only_where_none_is_kept(molecules):
+    catalog = load_catalog(molecules)
+    closure = Closure(molecules, catalog, integrity.kept_joins(
+        molecules, catalog, to_tree(OTHER_ATOM, "postgres", catalog))[1])
+    m1, m3 = ids_of(molecules, "molecule", [1, 3])
+    a1, a3, a4, a8 = ids_of(molecules, "atom", [1, 3, 4, 8])
+    assert closure([m1, m3]) == [m1, m3, *sorted([a1, a3])]  # the first atom of each
+    assert closure([m1, a4, m3, a8]) == [m1, a4, m3, a8]  # each keeps one of its own
+
+
+def test_the_reference_judge_picks_the_molecules_without_fluorine(molecules):
+    catalog = load_catalog(molecules)
+    judge = ReferenceJudge(to_tree(FLUORINE_REFERENCE, "postgres", catalog))
+    for right, candidates in ((0, [WITHOUT_FLUORINE, OTHER_ATOM]),
+                              (1, [OTHER_ATOM, WITHOUT_FLUORINE])):
+        result = schema_valid("tournament", tournament.run_tournament(
+            molecules, candidates, "What percentage of carcinogenic molecules does not "
+            "contain fluorine?", None, judge, separation.Options(with_references=True),
+            catalog=catalog))
+        assert result["winner"]["index"] == right
+        assert all(d["verdict"] == "ab"[right] for d in result["duels"] if d.get("judge"))

@@ -11,6 +11,11 @@ columns named with their table or alias) is taken as a reference from ``a.x`` to
 when D keeps it: every non-NULL ``a.x`` is some ``b.y``, and ``b.y`` is unique (a key).
 ``separate`` adds the rows such references reach to an instance as it adds those of
 declared foreign keys (``with_references``, :func:`.references.referenced_closure`).
+
+The same join with ``b.y`` not unique is an *inclusion* when D keeps it: every non-NULL
+``a.x`` has at least one partner ``b.y`` (every molecule has an atom). A D' holding a
+molecule without any of its atoms is again a database D never is; :mod:`.inclusions`
+gives such a row one partner back.
 """
 
 from collections.abc import Sequence
@@ -60,28 +65,41 @@ def _column(catalog: Catalog, table: str, name: str) -> str | None:
 def kept_references(executor: Executor, catalog: Catalog, tree: exp.Query
                     ) -> list[Reference]:
     """The joins of ``tree`` that D keeps as references (see the module's doc)."""
-    kept = []
+    return kept_joins(executor, catalog, tree)[0]
+
+
+def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query
+               ) -> tuple[list[Reference], list[Reference]]:
+    """The joins of ``tree`` that D keeps: as references (``b.y`` unique) and as inclusions
+    (``b.y`` not unique), each as ``(a, ForeignKey([x], b, [y]))``; one statement per join."""
+    references: list[Reference] = []
+    inclusions: list[Reference] = []
     for a, x, b, y in sorted(joined_columns(tree, catalog)):
         if not (privileges.can_read(catalog, a, [x]) and privileges.can_read(catalog, b, [y])):
             continue
-        if _holds(executor, catalog, a, x, b, y):
-            kept.append((a, ForeignKey([x], b, [y])))
-    return kept
+        covered, unique = _holds(executor, catalog, a, x, b, y)
+        if covered:
+            (references if unique else inclusions).append((a, ForeignKey([x], b, [y])))
+    return references, inclusions
 
 
-def _holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str) -> bool:
-    """Every non-NULL ``a.x`` is one ``b.y``, and no two rows of ``b`` share a ``y``."""
+def _holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str
+           ) -> tuple[bool, bool]:
+    """Whether every non-NULL ``a.x`` is some ``b.y``, and whether no two rows of ``b``
+    share a ``y``."""
     source_a = rowids.source(catalog.tables[a], readable_columns(catalog, a))
     source_b = rowids.source(catalog.tables[b], readable_columns(catalog, b))
     qx, qy = quote_ident(x), quote_ident(y)
     sql = (f"SELECT NOT EXISTS (SELECT 1 FROM {source_a} AS k WHERE k.{qx} IS NOT NULL "
            f"AND NOT EXISTS (SELECT 1 FROM {source_b} AS t WHERE t.{qy} = k.{qx})) "
-           f"AND (SELECT count(t.{qy}) = count(DISTINCT t.{qy}) FROM {source_b} AS t) "
-           "AS kept_reference")
+           "AS kept_inclusion, "
+           f"(SELECT count(t.{qy}) = count(DISTINCT t.{qy}) FROM {source_b} AS t) "
+           "AS unique_target")
     try:
-        return bool(executor.run(sql).rows[0][0])
-    except QueryFailed:  # columns of types that do not compare: no reference
-        return False
+        covered, unique = executor.run(sql).rows[0]
+    except QueryFailed:  # columns of types that do not compare: neither
+        return False, False
+    return bool(covered), bool(unique)
 
 
 def union(references: Sequence[Sequence[Reference]]) -> list[Reference]:

@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from siselect.instances import integrity
 from siselect.instances.backends import serve
+from siselect.instances.inclusions import Closure
 from siselect.instances.meaning import (
     DEGENERATE,
     FAILED,
@@ -34,7 +35,7 @@ from siselect.instances.search import (
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import value_proposals
-from siselect.instances.ties import tie_explained
+from siselect.instances.ties import tie_explained, tie_sensitive
 from siselect.instances.witness_cache import rows_sql
 from siselect.runtime import deadline
 from siselect.runtime.catalog import Catalog, load_catalog
@@ -166,7 +167,9 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         if tie:
             return _finish(result, pair, started, "nondeterministic", tie)
         require_row_ids(pair.trees, pair.catalog)
-        found, meaning, notes = _search(pair, options, result, (a1, a2))
+        references, inclusions = _kept_joins(pair) if options.with_references else ([], [])
+        closure = Closure(pair.executor, pair.catalog, inclusions)
+        found, meaning, notes = _search(pair, options, result, (a1, a2), closure)
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
@@ -183,7 +186,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             f"more than max_rows = {options.max_rows}",
         )
     if options.with_references:
-        found = _with_references(pair, meaning, found, result)
+        found = _with_references(pair, meaning, found, result, references, closure)
     d1, d2 = pair.answers_on(found)
     assessment = meaning.assess(found, (d1, d2))
     result.update(
@@ -230,17 +233,38 @@ def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
 
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
-    """Say so when the queries differ on D only by how ties are broken (or by chance)."""
+    """Say so when the queries differ on D only by how ties are broken (or by chance): a
+    query has a reason (:func:`_tie_reason`) and a tie explains the difference
+    (:func:`tie_explained`). A reason's probes run its query several times on D, so the
+    cheaper half goes first: no tie explains answers of different sizes, none needs asking
+    when neither query has anything to probe, then the WITH TIES answers decide whether a
+    tie would explain the difference, and only then are the reasons looked for."""
+    if len(a1.rows) != len(a2.rows):
+        return None
+    if not any(nondeterminism.static_reason(t) or nondeterminism.probed(t) for t in pair.trees):
+        return None
     known: dict[int, Rows] = {}
 
     def relaxed_answer(i: int) -> Rows:
-        """Run at most once here, even outside a tournament (where remember keeps nothing)."""
+        """Run at most once here, even outside a tournament (where remember keeps nothing);
+        not at all without a top-level LIMIT, where the WITH TIES form is the query."""
         if i not in known:
             tree = pair.trees[i]
+            if not tie_sensitive(tree):
+                known[i] = (a1, a2)[i]
+                return known[i]
             known[i] = pair.remember("with ties", tree,
                                      lambda: pair.run_strict(pair.with_ties(tree)))
         return known[i]
 
+    explained: bool | None
+    try:
+        explained = tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1))
+    except QueryFailed as exc:
+        nondeterminism.no_verdict(exc)  # out of time: raised
+        explained = None  # decided after the reasons, as it was: a reason, and it fails again
+    if explained is False:
+        return None
     reasons = {}
     for i, (label, tree, answer) in enumerate(zip(("q1", "q2"), pair.trees, (a1, a2),
                                                   strict=True)):
@@ -250,16 +274,21 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
             reasons[label] = reason
     if not reasons:
         return None
-    if tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1)):
+    if explained or tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1)):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
 
 
 class _Best:
-    """The smallest separating row set tested so far of each rank (ranks: :mod:`.meaning`)."""
+    """The smallest separating row set tested so far of each rank (ranks: :mod:`.meaning`).
 
-    def __init__(self, pair: Pair, meaning: Meaning):
-        self.pair, self.meaning = pair, meaning
+    With a ``closure`` (:class:`.inclusions.Closure`), each row set is tested as it closes:
+    the sets kept and minimised are the rows the search chose, the instance is their
+    closure."""
+
+    def __init__(self, pair: Pair, meaning: Meaning, closure: Callable[[list[int]], list[int]]
+                 = list):
+        self.pair, self.meaning, self.closure = pair, meaning, closure
         self.by_rank: dict[int, list[int]] = {}
 
     @property
@@ -268,7 +297,7 @@ class _Best:
         return min(self.by_rank, default=FAILED + 1)
 
     def rank_of(self, rows: list[int]) -> int:
-        return _rank(self.pair, self.meaning, rows)
+        return _rank(self.pair, self.meaning, self.closure(rows))
 
     def consider(self, rows: list[int]) -> int:
         rank = self.rank_of(rows)
@@ -330,8 +359,12 @@ def _time_left(pair: Pair, options: Options) -> bool:
 
 
 def _search(
-    pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows]
+    pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows],
+    closure: Closure | None = None,
 ) -> tuple[list[int] | None, Meaning, list[str]]:
+    """The instance, its meaning's judge, and notes. With inclusions to keep (``closure``),
+    instances that keep them come first: only when none separates within ``max_rows`` is
+    one that breaks them searched for, as before."""
     t0 = time.perf_counter()
     served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed,
                    pair.witnesses)
@@ -339,8 +372,28 @@ def _search(
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
     meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool))
-    best = _Best(pair, meaning)
     pair.timer.add("lineage", t0)
+    if not closure:
+        return _explore(pair, options, _Best(pair, meaning), lineages, pool, notes), \
+            meaning, notes
+    found = _explore(pair, options, _Best(pair, meaning, closure), lineages, pool, notes)
+    closed = None if found is None else closure(found)
+    if closed is not None and len(closed) <= options.max_rows:
+        if len(closed) > len(found or ()):
+            notes.append(f"{len(closed) - len(found or ())} rows added so that each row "
+                         "keeps a partner it has on D (an inclusion D keeps through a join)")
+        return closed, meaning, notes
+    plain = _explore(pair, options, _Best(pair, meaning), lineages, pool, notes)
+    if plain is None:
+        return closed, meaning, notes
+    notes.append("no instance that keeps the inclusions D keeps through the joins "
+                 f"separates within max_rows = {options.max_rows}: this one breaks them")
+    return plain, meaning, notes
+
+
+def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage], pool: Pool,
+             notes: list[str]) -> list[int] | None:
+    """The search proper: proposals, fallbacks, then the best rank's set minimised."""
     t1 = time.perf_counter()
     if options.strategy == "paper":
         # The paper's rule: its first proposal that separates (an error only if none runs).
@@ -349,7 +402,7 @@ def _search(
             if rows and best.consider(rows) < FAILED:
                 break
         pair.timer.add("search", t1)
-        return best.by_rank.get(best.rank), meaning, notes
+        return best.by_rank.get(best.rank)
     # The empty instance is degenerate: kept only when nothing better separates (a COUNT
     # against a SUM may disagree on no rows at all, and ddmin never tries it).
     best.consider([])
@@ -370,7 +423,7 @@ def _search(
     if (found is None or len(found) > options.max_rows) and _time_left(pair, options):
         found = _concentrated(pair, best, lineages, pool, found, options)
     pair.timer.add("minimisation", t2)
-    return found, meaning, notes
+    return found
 
 
 _CLASSES = ("only1", "only2", "both")
@@ -454,14 +507,23 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
     return rows if len(rows) <= UNION_LIMIT else None
 
 
-def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dict[str, Any]
-                     ) -> list[int]:
-    """Add the rows that kept rows reference through foreign keys, if still separating."""
+def _kept_joins(pair: Pair) -> tuple[list[integrity.Reference], list[integrity.Reference]]:
+    """The references and the inclusions D keeps through either query's joins
+    (:func:`.integrity.kept_joins`, read once per query in a tournament)."""
+    kept = [pair.remember("kept joins", t, partial(
+        integrity.kept_joins, pair.executor, pair.catalog, t)) for t in pair.trees]
+    return integrity.union([k[0] for k in kept]), integrity.union([k[1] for k in kept])
+
+
+def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dict[str, Any],
+                     kept: list[integrity.Reference], inclusions: Closure) -> list[int]:
+    """Add the rows that kept rows reference through foreign keys, if still separating
+    (and the partners that rows so added need to keep D's inclusions)."""
     from siselect.instances.references import referenced_closure
 
-    kept = integrity.union([pair.remember("kept references", t, partial(
-        integrity.kept_references, pair.executor, pair.catalog, t)) for t in pair.trees])
     closure, unreadable = referenced_closure(pair.executor, pair.catalog, found, kept)
+    while len(more := inclusions(closure)) > len(closure):  # a partner references rows too
+        closure, unreadable = referenced_closure(pair.executor, pair.catalog, more, kept)
     if unreadable:
         # Left out rather than failing: the caller may not read them, so neither may the
         # judge see them on the caller's behalf.

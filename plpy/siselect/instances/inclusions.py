@@ -1,0 +1,96 @@
+"""Inclusions D keeps through the queries' joins, kept on D' too (docs/instances.md).
+
+An inclusion ``(R, ForeignKey([x], S, [y]))`` (:func:`.integrity.kept_joins`) says that
+every non-NULL ``R.x`` of D has a partner in ``S`` (a row with ``y = x``), where ``S.y`` is
+no key: every molecule has at least one atom. A D' holding a molecule without any of its
+atoms is a database D never is, and on it the question loses its meaning (the share of
+molecules without fluorine counts a molecule that has no atom at all). :class:`Closure`
+gives each row of ``R`` that D' keeps without any of its partners one partner back: the
+one with the smallest row id, so that the same rows always close the same way.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from siselect.instances.integrity import Reference
+from siselect.instances.pair import group_rows
+from siselect.runtime import rowids
+from siselect.runtime.catalog import Catalog
+from siselect.runtime.executor import Executor, quote_ident
+from siselect.runtime.privileges import readable_columns
+
+
+class Closure:
+    """``closure(rows)``: ``rows`` plus, transitively, one partner for each row of an
+    inclusion's ``R`` that holds none of its partners. What a row joins on and its smallest
+    partner are read from D once per row (one statement per inclusion and row set with rows
+    not seen before), so the many row sets a search tests close in Python."""
+
+    def __init__(self, executor: Executor, catalog: Catalog, inclusions: Sequence[Reference]):
+        self.executor, self.catalog = executor, catalog
+        self.inclusions = list(inclusions)
+        # (inclusion, row of R) -> (its x, its smallest partner or None)
+        self._needs: dict[tuple[int, int], tuple[Any, int | None]] = {}
+        # (inclusion, row of S) -> its y
+        self._offers: dict[tuple[int, int], Any] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.inclusions)
+
+    def __call__(self, rows: Sequence[int]) -> list[int]:
+        if not self.inclusions:
+            return list(rows)
+        closed = set(rows)
+        added: list[int] = []
+        while True:
+            grouped = group_rows(closed, self.catalog)
+            partners: set[int] = set()
+            for i, (table, inclusion) in enumerate(self.inclusions):
+                if table not in grouped:
+                    continue
+                offered = {self._offers[i, r] for r in self._read_offers(
+                    i, grouped.get(inclusion.ref_table, []))}
+                partners |= {partner for x, partner in (self._needs[i, r] for r in
+                                                          self._read_needs(i, grouped[table]))
+                             if x is not None and partner is not None and x not in offered}
+            partners -= closed
+            if not partners:
+                return [*rows, *sorted(added)]
+            closed |= partners
+            added += partners
+
+    def _read_needs(self, i: int, ids: list[int]) -> list[int]:
+        """``ids`` (rows of inclusion ``i``'s R), each read from D once."""
+        table, inclusion = self.inclusions[i]
+        new = [r for r in ids if (i, r) not in self._needs]
+        if new:
+            ref = inclusion.ref_table
+            r_table, s_table = self.catalog.tables[table], self.catalog.tables[ref]
+            x, y = quote_ident(inclusion.columns[0]), quote_ident(inclusion.ref_columns[0])
+            own = rowids.row_id(r_table, self.catalog.number(table), "k")
+            theirs = rowids.row_id(s_table, self.catalog.number(ref), "t")
+            sql = (f"SELECT {own} AS row_id, k.{x} AS joined, min({theirs}) AS partner "
+                   f"FROM {rowids.source(r_table, readable_columns(self.catalog, table))} AS k "
+                   f"LEFT JOIN {rowids.source(s_table, readable_columns(self.catalog, ref))} "
+                   f"AS t ON t.{y} = k.{x} "
+                   f"WHERE {rowids.matches(r_table, self.catalog.number(table), 'k', new)} "
+                   "GROUP BY 1, 2")
+            for row_id, joined, partner in self.executor.run(sql).rows:
+                self._needs[i, int(row_id)] = (joined, None if partner is None else int(partner))
+        return [r for r in ids if (i, r) in self._needs]
+
+    def _read_offers(self, i: int, ids: list[int]) -> list[int]:
+        """``ids`` (rows of inclusion ``i``'s S), each read from D once."""
+        inclusion = self.inclusions[i][1]
+        new = [r for r in ids if (i, r) not in self._offers]
+        if new:
+            ref = inclusion.ref_table
+            s_table = self.catalog.tables[ref]
+            y = quote_ident(inclusion.ref_columns[0])
+            sql = (f"SELECT {rowids.row_id(s_table, self.catalog.number(ref), 't')} AS row_id, "
+                   f"t.{y} AS joined "
+                   f"FROM {rowids.source(s_table, readable_columns(self.catalog, ref))} AS t "
+                   f"WHERE {rowids.matches(s_table, self.catalog.number(ref), 't', new)}")
+            for row_id, joined in self.executor.run(sql).rows:
+                self._offers[i, int(row_id)] = joined
+        return [r for r in ids if (i, r) in self._offers]
