@@ -77,6 +77,36 @@ def test_a_tied_cut_keeps_its_reason_and_reuses_the_with_ties_answer(executor):
     assert (old_statements, new_statements) == (10, 6)
 
 
+def test_answers_of_different_sizes_take_no_statement(executor):
+    """No tie explains a difference in size: the check's probes are not run."""
+    old, old_statements, new, new_statements = _both_ways(
+        executor, TIED, "SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 2")
+    assert old is None and new is None
+    assert old_statements > 0 and new_statements == 0
+
+
+def test_a_tie_that_explains_nothing_skips_the_probes(executor):
+    """A tied cut whose answer no tie turns into the other's: the WITH TIES answers say so,
+    and the check's probes on D are left out (the verdict is None either way)."""
+    other = "SELECT full_name FROM superhero ORDER BY height_cm DESC LIMIT 1"
+    old, old_statements, new, new_statements = _both_ways(executor, TIED, other)
+    assert old is None and new is None
+    # Old: q1's WITH TIES answer and its four probes, q2's WITH TIES answer and its four.
+    assert (old_statements, new_statements) == (10, 2)
+
+
+def test_no_with_ties_run_without_a_top_level_limit(executor):
+    """A query without a top-level LIMIT is its own WITH TIES form: its answer on D serves."""
+    q1 = ("SELECT publisher_id, superhero_name FROM superhero GROUP BY publisher_id "
+          "ORDER BY publisher_id")
+    q2 = "SELECT publisher_id, full_name FROM superhero GROUP BY publisher_id ORDER BY 1"
+    old, old_statements, new, new_statements = _both_ways(executor, q1, q2)
+    assert old is None and new is None
+    # Old: each query's probes, then each run again as its WITH TIES form; now the answers
+    # on D show that no tie explains the difference.
+    assert old_statements > 0 and new_statements == 0
+
+
 @pytest.mark.parametrize("sql", [
     UNTIED, TIED, TIED_BROKEN,
     # Tied rows with one output: the check finds nothing, and decides it still.

@@ -96,6 +96,13 @@ def check(run: Run, tree: exp.Query) -> str | None:
     return "a bare column takes its value from one of several rows of a group"
 
 
+def probed(tree: exp.Query) -> bool:
+    """Whether :func:`check` runs anything for ``tree`` (a cut, a pick or a GROUP_CONCAT to
+    probe): without, its verdict is None and costs no query."""
+    return bool(_concat_keys(tree)) or _tie_break_cuts(tree, ASC) is not None \
+        or _tie_break_picks(tree, ASC) is not None
+
+
 #: Aggregates whose value does not depend on the order their rows come in.
 _ORDER_FREE_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Stddev,
                           exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop,
