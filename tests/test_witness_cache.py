@@ -4,7 +4,7 @@ import pytest
 from tests.test_lineage import POOL_PAIRS, expected_pool, key_order, witness_sqls
 
 from conftest import CountingExecutor
-from siselect.instances import search
+from siselect.instances import search, witness_cache
 from siselect.instances.separate import Options
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime.catalog import load_catalog
@@ -115,3 +115,51 @@ def test_a_trees_text_is_written_once_and_names_that_tree_only(executor):
     changed.set("limit", None)
     assert cache.text(changed) == changed.sql("postgres") != cache.text(tree)
     assert cache.remember("fact", changed, lambda: "other") == "other"
+
+
+@pytest.mark.parametrize("sql, limit", [
+    ("SELECT hero_id FROM hero_power", 100),  # 5,825 witnesses, each its own row
+    ("SELECT id FROM superhero", 1000),  # 750 rows: all of them, in the seeded order
+    ("SELECT s.id FROM superhero AS s, colour AS c", 100),  # rows shared by many witnesses
+    ("SELECT COUNT(*) FROM hero_power WHERE power_id = -1", 10),  # one empty witness
+])
+def test_witness_rows_are_rows_sqls_own(sql, limit, executor):
+    """All rows of the witnesses, or None beyond ``limit``: what the grouping of every row
+    of every witness says, first asked of the first witnesses."""
+    catalog = load_catalog(executor)
+    lineage, = lineages_of([sql], catalog)
+    whole = [int(r) for (r,) in executor.run(witness_cache.rows_sql([lineage.sql], limit, 3)
+                                             ).rows]
+    expected = whole if len(whole) <= limit else None
+    assert witness_cache.witness_rows(executor, [lineage.sql], limit, 3) == expected
+
+
+def test_too_many_witness_rows_show_in_the_first_witnesses(executor):
+    """A set whose first witnesses already hold more than ``limit`` rows is not grouped
+    whole: one statement, that reads ``limit + 1`` witnesses."""
+    catalog = load_catalog(executor)
+    lineage, = lineages_of(["SELECT hero_id FROM hero_power"], catalog)
+    counting = CountingExecutor(executor)
+    assert witness_cache.witness_rows(counting, [lineage.sql], 100, 0) is None
+    assert counting.statements == 1 and "GROUP BY" not in counting.texts[0]
+    assert counting.fetched == 1
+
+
+def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
+    """Whether D keeps a join is a fact of D: candidates that join the same columns ask it
+    once per tournament (each such statement reads both tables whole); a join onto a
+    one-column primary key is not counted for uniqueness."""
+    catalog = load_catalog(executor)
+    joined = ("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp ON s.id = hp.hero_id "
+              "WHERE s.height_cm > {}")
+    candidates = [joined.format(h) for h in (200, 198, 185)]
+    counting = CountingExecutor(executor)
+    result = tournament.run_tournament(
+        counting, candidates, QUESTION, None,
+        ReferenceJudge(to_tree(candidates[0], "postgres", catalog)),
+        Options(with_references=True), catalog=catalog)
+    assert any(d["separation"] == "separated" for d in result["duels"])  # two candidates
+    asked = [t for t in counting.texts if "AS kept_inclusion" in t]
+    assert len(asked) == len(set(asked)) == 2  # hp.hero_id -> s.id and back
+    onto_key, onto_other = sorted(asked, key=lambda t: '"hero_power" AS k' not in t)
+    assert "count(DISTINCT" not in onto_key and "count(DISTINCT" in onto_other

@@ -18,7 +18,8 @@ molecule without any of its atoms is again a database D never is; :mod:`.inclusi
 gives such a row one partner back.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from sqlglot import exp
 
@@ -68,33 +69,40 @@ def kept_references(executor: Executor, catalog: Catalog, tree: exp.Query
     return kept_joins(executor, catalog, tree)[0]
 
 
-def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query
-               ) -> tuple[list[Reference], list[Reference]]:
+Holds = Callable[[str, str, str, str], tuple[bool, bool]]
+
+
+def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query,
+               holds: Holds | None = None) -> tuple[list[Reference], list[Reference]]:
     """The joins of ``tree`` that D keeps: as references (``b.y`` unique) and as inclusions
-    (``b.y`` not unique), each as ``(a, ForeignKey([x], b, [y]))``; one statement per join."""
+    (``b.y`` not unique), each as ``(a, ForeignKey([x], b, [y]))``; one statement per join,
+    by ``holds`` when given (a tournament's, that asks D once for all its candidates: two
+    of them often join the same tables on the same columns, and each such statement reads
+    both tables whole)."""
     references: list[Reference] = []
     inclusions: list[Reference] = []
     for a, x, b, y in sorted(joined_columns(tree, catalog)):
         if not (privileges.can_read(catalog, a, [x]) and privileges.can_read(catalog, b, [y])):
             continue
-        covered, unique = _holds(executor, catalog, a, x, b, y)
+        covered, unique = (holds or partial(join_holds, executor, catalog))(a, x, b, y)
         if covered:
             (references if unique else inclusions).append((a, ForeignKey([x], b, [y])))
     return references, inclusions
 
 
-def _holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str
+def join_holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str
            ) -> tuple[bool, bool]:
     """Whether every non-NULL ``a.x`` is some ``b.y``, and whether no two rows of ``b``
     share a ``y``."""
     source_a = rowids.source(catalog.tables[a], readable_columns(catalog, a))
     source_b = rowids.source(catalog.tables[b], readable_columns(catalog, b))
     qx, qy = quote_ident(x), quote_ident(y)
+    # A one-column primary key is unique by PostgreSQL's word: not counted over all of b.
+    unique_target = "true" if catalog.tables[b].primary_key == [y] else \
+        f"(SELECT count(t.{qy}) = count(DISTINCT t.{qy}) FROM {source_b} AS t)"
     sql = (f"SELECT NOT EXISTS (SELECT 1 FROM {source_a} AS k WHERE k.{qx} IS NOT NULL "
            f"AND NOT EXISTS (SELECT 1 FROM {source_b} AS t WHERE t.{qy} = k.{qx})) "
-           "AS kept_inclusion, "
-           f"(SELECT count(t.{qy}) = count(DISTINCT t.{qy}) FROM {source_b} AS t) "
-           "AS unique_target")
+           f"AS kept_inclusion, {unique_target} AS unique_target")
     try:
         covered, unique = executor.run(sql).rows[0]
     except QueryFailed:  # columns of types that do not compare: neither

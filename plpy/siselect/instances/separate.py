@@ -36,7 +36,7 @@ from siselect.instances.search import (
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import tie_explained, tie_sensitive
-from siselect.instances.witness_cache import rows_sql
+from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, QueryFailed, SiselectError
@@ -497,9 +497,7 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
     ``UNION_LIMIT``."""
     executor = executor_for(pair.executor, lineages)
     if pair.witnesses is None:
-        union = rows_sql([lin.sql for lin in lineages], UNION_LIMIT, seed)
-        rows = [int(r) for (r,) in executor.run(union).rows]
-        return rows if len(rows) <= UNION_LIMIT else None
+        return witness_rows(executor, [lin.sql for lin in lineages], UNION_LIMIT, seed)
     each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT, seed) for lin in lineages]
     if each[0] is None or each[1] is None:
         return None
@@ -510,8 +508,10 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
 def _kept_joins(pair: Pair) -> tuple[list[integrity.Reference], list[integrity.Reference]]:
     """The references and the inclusions D keeps through either query's joins
     (:func:`.integrity.kept_joins`, read once per query in a tournament)."""
+    holds = None if pair.witnesses is None else pair.witnesses.once(
+        "kept join", partial(integrity.join_holds, pair.executor, pair.catalog))
     kept = [pair.remember("kept joins", t, partial(
-        integrity.kept_joins, pair.executor, pair.catalog, t)) for t in pair.trees]
+        integrity.kept_joins, pair.executor, pair.catalog, t, holds)) for t in pair.trees]
     return integrity.union([k[0] for k in kept]), integrity.union([k[1] for k in kept])
 
 

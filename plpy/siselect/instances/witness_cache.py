@@ -74,14 +74,44 @@ def rows_sql(lineages: Sequence[str], limit: int, seed: int) -> str:
     the rows of one witness stay together, which is what minimising by chunks removes best.
     An order left to the plan can be the rows' own (table by table, value by value), from
     which ddmin settles in a far larger 1-minimal set (58 rows where 12 do)."""
-    union = " UNION ALL ".join(f"(SELECT w FROM ({sql}) AS __l)" for sql in lineages)
     return (f"SELECT r FROM (SELECT unnest(w) AS r, hash_array_extended(w, {int(seed)}) AS o "
-            f"FROM ({union}) AS __u) AS __r GROUP BY r ORDER BY min(o), r "
+            f"FROM ({_union_of(lineages)}) AS __u) AS __r GROUP BY r ORDER BY min(o), r "
             f"LIMIT {int(limit) + 1}")
+
+
+def _union_of(lineages: Sequence[str]) -> str:
+    return " UNION ALL ".join(f"(SELECT w FROM ({sql}) AS __l)" for sql in lineages)
+
+
+def more_rows_sql(lineages: Sequence[str], limit: int) -> str:
+    """One row: whether the first ``limit + 1`` witnesses the plan gives (LIMIT stops it
+    there) already hold more than ``limit`` rows. True decides :func:`rows_sql`'s answer
+    (too many) without grouping every row of every witness; false decides nothing."""
+    return (f"SELECT count(DISTINCT r) > {int(limit)} AS more FROM (SELECT unnest(w) AS r "
+            f"FROM (SELECT w FROM ({_union_of(lineages)}) AS __u LIMIT {int(limit) + 1}) "
+            f"AS __p) AS __r")
+
+
+def more_rows_than(executor: Executor, lineages: Sequence[str], limit: int) -> bool:
+    """Whether the witnesses of ``lineages`` surely hold more than ``limit`` rows: a set of
+    millions of witnesses shows it in its first ones, at a small share of the cost of
+    :func:`rows_sql` over all of them (the grouping of millions of rows)."""
+    return bool(executor.run(more_rows_sql(lineages, limit)).rows[0][0])
 
 
 def _witnesses(rows: list[tuple]) -> dict[int, tuple[int, int, tuple[int, ...]]]:
     return {int(k): (int(e), int(o), tuple(int(x) for x in w)) for w, k, e, o in rows}
+
+
+def witness_rows(executor: Executor, lineages: Sequence[str], limit: int, seed: int
+                 ) -> list[int] | None:
+    """:func:`rows_sql`'s rows, or None when more than ``limit``: asked of the first
+    witnesses first (:func:`more_rows_than`), so that a set of millions is not grouped whole
+    to learn that it is too large. Two statements, the first alone when it decides."""
+    if more_rows_than(executor, lineages, limit):
+        return None
+    found = executor.run(rows_sql(lineages, limit, seed)).rows
+    return None if len(found) > limit else [int(r) for (r,) in found]
 
 
 def fetch_sample(executor: Executor, stream: str, seed: int, small: int = SMALL,
@@ -160,6 +190,7 @@ class WitnessCache:
     samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
+    by_args: dict[tuple[str, tuple], Any] = field(default_factory=dict)  # see once
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     texts: dict[int, tuple[exp.Query, str]] = field(default_factory=dict)
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
@@ -227,7 +258,7 @@ class WitnessCache:
     def witness_rows(self, executor: Executor, lineage: Lineage, limit: int, seed: int = 0
                      ) -> list[int] | None:
         """Every row of ``lineage``'s witnesses, or None when more than ``limit``; from the
-        sample when it is whole, else by one statement (:func:`rows_sql`)."""
+        sample when it is whole, else by statements on D (:func:`witness_rows`)."""
         streams = {keyed_stream(lineage.sql, False)}
         if lineage.keyed_sql is not None:
             streams.add(lineage.keyed_sql)
@@ -241,8 +272,7 @@ class WitnessCache:
         key = (lineage.sql, limit, seed)
         if key not in self.rows:
             self.witness_statements += 1
-            found = executor.run(rows_sql([lineage.sql], limit, seed)).rows
-            self.rows[key] = None if len(found) > limit else [int(r) for (r,) in found]
+            self.rows[key] = witness_rows(executor, [lineage.sql], limit, seed)
         return self.rows[key]
 
     def rows_of(self, executor: Executor, sql: str) -> list[tuple]:
@@ -253,6 +283,16 @@ class WitnessCache:
             self.witness_statements += 1
             self.answers[sql] = executor.run(sql).rows
         return self.answers[sql]
+
+    def once(self, kind: str, compute: Callable[..., T]) -> Callable[..., T]:
+        """``compute`` answered once per tournament for each tuple of (hashable) arguments:
+        a fact of D that several candidates ask about (whether D keeps a join)."""
+        def cached(*args: Any) -> T:
+            key = (kind, args)
+            if key not in self.by_args:
+                self.by_args[key] = compute(*args)
+            return self.by_args[key]
+        return cached
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()`` for ``tree``, once per tournament (a fact of the candidate)."""
