@@ -332,3 +332,25 @@ def test_the_reference_judge_picks_the_molecules_without_fluorine(molecules):
             catalog=catalog))
         assert result["winner"]["index"] == right
         assert all(d["verdict"] == "ab"[right] for d in result["duels"] if d.get("judge"))
+
+
+
+def test_an_instance_breaks_an_inclusion_only_when_no_closed_one_fits(molecules):
+    # Carcinogenic molecules against those with an atom other than fluorine: a molecule kept
+    # with its first atom separates them in two rows (M5 and its fluorine), a molecule alone
+    # in one. With max_rows = 1 that one is taken, and said to break the inclusion.
+    every = "SELECT COUNT(*) FROM molecule AS m WHERE m.label = '+'"
+    other = ("SELECT COUNT(DISTINCT m.molecule_id) FROM molecule AS m JOIN atom AS a ON "
+             "a.molecule_id = m.molecule_id WHERE m.label = '+' AND a.element <> 'f'")
+    for max_rows, breaks in ((1, True), (2, False)):
+        result = schema_valid("separation", separation.separate(
+            molecules, every, other, separation.Options(with_references=True,
+                                                        max_rows=max_rows)))
+        assert result["status"] == "separated", result.get("reason")
+        assert result["rows"] == max_rows
+        assert any("breaks them" in n for n in result["notes"]) == breaks, result["notes"]
+        atoms = result["instance"].get("atom", {"columns": ["molecule_id"], "rows": []})
+        held = {row[atoms["columns"].index("molecule_id")] for row in atoms["rows"]}
+        kept = result["instance"]["molecule"]
+        assert bool({row[kept["columns"].index("molecule_id")] for row in kept["rows"]}
+                    - held) == breaks
