@@ -327,7 +327,7 @@ def probe(dsn: str) -> Iterator[Probe]:
             "from siselect.runtime.errors import SiselectError\n"
             "from siselect.runtime.plpython import PlpyExecutor\n"
             "try:\n"
-            "    rows = PlpyExecutor(plpy, path)._fetch(query, None, parser_check=False)\n"
+            "    rows = PlpyExecutor(plpy, path)._fetch(query, None)\n"
             "except SiselectError as exc:\n"
             "    plpy.error(exc.message, sqlstate=exc.sqlstate)\n"
             "return json.dumps({'columns': rows.columns, 'rows': rows.rows})\n"

@@ -79,7 +79,7 @@ def test_postgres_refuses_writes_past_the_check_client_side(dsn, admin, superher
         assert not accepted, "accepted:\n" + "\n".join(accepted)
 
         def unchecked(sql: str) -> Rows:  # past pglast and the call policy
-            return executor._fetch(sql, None, parser_check=False)
+            return executor._fetch(sql, None)
 
         accepted = _refusals(unchecked, WRITES + WRITE_FUNCTIONS)
         assert not accepted, "accepted past the checks:\n" + "\n".join(accepted)
@@ -174,7 +174,7 @@ def test_rollback_undoes_what_a_read_only_query_may_change(dsn, admin, superhero
                     "SELECT lo_create(0)"):
             with pytest.raises(NotASelect):  # the check refuses them first
                 executor.run(sql)
-            executor._fetch(sql, None, parser_check=False)
+            executor._fetch(sql, None)
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "7s"
         assert executor.run("SELECT count(*) FROM colour").rows[0][0] > 0
     admin.execute("SELECT safety_probe.raw_run(%s, %s)",

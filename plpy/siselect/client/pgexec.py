@@ -4,8 +4,7 @@ import psycopg
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident
-from siselect.runtime.pgcheck import read_select
+from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
 
 
@@ -68,12 +67,8 @@ class PsycopgExecutor(CheckedExecutor):
     def run_internal(self, sql: str, params=()) -> list[tuple]:
         return self._in_transaction(lambda cur: self._all(cur, sql, list(params)), internal=True)
 
-    def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:
-        """Rows of ``sql``. ``parser_check=False`` leaves out the pglast check of the
-        wrapped text, for tests that show what PostgreSQL refuses on its own."""
-        wrapped = f"SELECT * FROM (\n{sql}\n) AS _q"
-        if parser_check:
-            read_select(wrapped)  # exactly the text that runs is what was checked
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
+        wrapped = wrap(sql)
 
         def fetch(cur) -> Rows:
             # PostgreSQL's grammar accepts only a query in a subquery (not PREPARE, LOCK or

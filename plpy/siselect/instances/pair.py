@@ -116,6 +116,32 @@ def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[int]]:
 
 
 @dataclass
+class OnRows:
+    """A tournament's answers on D's by the text that computed them, shared by its duels.
+
+    A pair separated again (away from an earlier instance, per unit of a group split on a
+    D') or in the other order tests the same row sets first, as the search is seeded: the
+    same text on the same D in one read-only call gives the same answer. Bounded by the
+    rows held: emptied when they pass :data:`HELD`."""
+
+    answers: dict[str, Rows] = field(default_factory=dict)
+    held: int = 0
+
+    HELD = 200_000
+
+    def get(self, text: str, compute: Callable[[], Rows]) -> Rows:
+        found = self.answers.get(text)
+        if found is None:
+            found = compute()
+            if self.held + len(found.rows) > self.HELD:
+                self.answers.clear()
+                self.held = 0
+            self.answers[text] = found
+            self.held += len(found.rows) + 1
+        return found
+
+
+@dataclass
 class Pair:
     executor: Executor
     catalog: Catalog
@@ -126,6 +152,7 @@ class Pair:
     deadline: float | None = None  # time.monotonic() value after which work stops
     # A tournament's: each candidate's witnesses and facts, computed once for all its duels.
     witnesses: WitnessCache | None = None
+    on_rows: OnRows | None = None  # a tournament's answers on D's, shared by its duels
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
     _tied: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
     _inner: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
@@ -159,7 +186,10 @@ class Pair:
 
     def run_on(self, tree: exp.Query, grouped: RowsByTable) -> Rows:
         """``tree`` on the rows ``grouped`` (see :meth:`run`)."""
-        return self.run(tree, text=restricted_sql(tree, self.catalog, grouped))
+        text = restricted_sql(tree, self.catalog, grouped)
+        if self.on_rows is None:
+            return self.run(tree, text=text)
+        return self.on_rows.get(text, partial(self.run, tree, text=text))
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()``, a fact of the query ``tree`` alone: once per tournament."""

@@ -66,15 +66,40 @@ class CheckedExecutor:
     ) -> Rows:
         if self._policy is None:
             self._policy = CallPolicy(self.run_internal, self._reach)
-        for text in (sql, *inner):
+        statement = read_select(sql)
+        self._policy.check(statement, allow)
+        for text in inner:
             self._policy.check(read_select(text), allow)
-        return self._fetch(sql, max_rows)
+        return self._fetch(sql, max_rows, statement.shape)
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         raise NotImplementedError
 
-    def _fetch(self, sql: str, max_rows: int | None) -> Rows:
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
+        """Rows of ``sql``, which :meth:`run` read as one SELECT (tests call this directly
+        to show what PostgreSQL refuses on its own). It runs inside
+        :func:`wrap`, a text never read again: see that function."""
         raise NotImplementedError
+
+
+def wrap(sql: str, aliases: Sequence[str] = ()) -> str:
+    """``sql`` as the subquery ``_q`` of ``SELECT * FROM``, its columns renamed ``aliases``.
+
+    PostgreSQL reads this text as ``sql``'s statement inside that SELECT, or refuses it,
+    whenever its parser read ``sql`` alone as one SELECT (:func:`read_select`), so the
+    wrapped text needs no second reading (SECURITY.md, "one reading"): the lexer
+    splits the wrapped text into the wrapper's tokens around ``sql``'s own, since ``sql``
+    ends no token, comment or quote open (else it would not parse) and the line breaks end
+    a trailing ``--`` comment; no token at either seam changes how its neighbour is read
+    (the lookahead tokens NOT, NULLS, WITH, UIDENT/USCONST see ``)`` as before they saw the
+    end); and PostgreSQL's grammar has no ambiguity, so the one reading of those tokens is
+    the one with ``sql``'s statement as the subquery. A trailing ``;`` makes a syntax error.
+    The wrapper adds no call, operator, cast or column reference for the call policy.
+    ``aliases`` are siselect's own identifiers (``c0``, ``c1``, ...)."""
+    assert all(a.isidentifier() and a.isascii() for a in aliases), aliases
+    renamed = f"({', '.join(aliases)})" if aliases else ""
+    # Line breaks keep a trailing "--" comment from hiding the closing parenthesis.
+    return f"SELECT * FROM (\n{sql}\n) AS _q{renamed}"
 
 
 @dataclass

@@ -10,6 +10,7 @@ the ones :mod:`siselect.runtime.callpolicy` checks against the catalog.
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -51,12 +52,27 @@ class Statement:
     fields: frozenset[str]  # last names of column references: ``t.f`` may call ``f(t)``
     operators: frozenset[Name]
     types: frozenset[Name]  # cast targets: casting to a domain runs its CHECK expressions
+    # The parse tree with string constants' values and every position blanked: two texts of
+    # one shape differ in string constants only (the row ids of a D', say), on which no
+    # query's columns depend (names and number come from the tree and the catalog).
+    shape: str = ""
+
+
+#: In pglast's JSON: a string constant's value, and the positions that move with its length.
+_STRING_CONSTANT = re.compile(r'"A_Const":\{"sval":\{"sval":"(?:[^"\\]|\\.)*"\}')
+_POSITION = re.compile(r'"(?:location|stmt_location|stmt_len)":-?\d+')
+
+
+def _shape(parsed: str) -> str:
+    blanked = _STRING_CONSTANT.sub('"A_Const":{"sval":{"sval":""}', parsed)
+    return _POSITION.sub('"location":0', blanked)
 
 
 def read_select(sql: str) -> Statement:
     """Parse ``sql`` as PostgreSQL does; refuse anything but one read-only SELECT."""
     try:
-        tree = json.loads(parser.parse_sql_json(sql))
+        parsed = parser.parse_sql_json(sql)
+        tree = json.loads(parsed)
     except parser.ParseError as exc:
         raise NotASelect(f"PostgreSQL's parser: {exc}", "42601") from None
     statements = tree.get("stmts", [])
@@ -76,6 +92,7 @@ def read_select(sql: str) -> Statement:
         frozenset(found.fields),
         frozenset(found.operators),
         frozenset(found.types),
+        _shape(parsed),
     )
 
 

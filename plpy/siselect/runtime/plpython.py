@@ -6,9 +6,19 @@ from typing import Any
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident
-from siselect.runtime.pgcheck import read_select
+from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
+
+
+class _Stale(Exception):
+    """Rows with more columns than the names kept for their query's shape."""
+
+
+#: Column names kept per shape of query (pgcheck.Statement.shape): a tournament runs each
+#: query on thousands of row sets, texts that differ in the row ids only, whose columns a
+#: zero-row probe (a plan of its own) found again each time.
+_SHAPES_KEPT = 256
+_TOO_MANY_ALIASES = "42P10"  # "table _q has 2 columns available but 3 columns specified"
 
 
 class _Discard(Exception):
@@ -53,6 +63,7 @@ class PlpyExecutor(CheckedExecutor):
         self.plpy = plpy
         self.search_path = search_path
         self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self._columns: dict[str, list[str]] = {}
         first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
         self._read_only = first["read_only"] == "on"
         self.max_bytes = answer_size.session_limit(first["max_bytes"])
@@ -91,35 +102,50 @@ class PlpyExecutor(CheckedExecutor):
         assert len(set(names)) == len(names), f"internal query repeats a column name: {names}"
         return [tuple(row[n] for n in names) for row in result]
 
-    def _fetch(self, sql: str, max_rows: int | None, parser_check: bool = True) -> Rows:
-        """Rows of ``sql``. ``parser_check=False`` leaves out the pglast check of the
-        wrapped texts, for tests that show what PostgreSQL refuses on its own."""
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
         if not self._read_only:
             # The SQL function that called us must carry SET transaction_read_only = on.
             raise QueryFailed("siselect runs queries only in a read-only transaction", "25006")
-        # Line breaks keep a trailing "--" comment from hiding the closing parenthesis.
-        probe = f"SELECT * FROM (\n{sql}\n) AS _q LIMIT 0"
-        if parser_check:
-            read_select(probe)  # exactly the text that runs is what was checked
+        columns = self._columns.get(shape) if shape else None
+        if columns is not None:
+            try:
+                return self._fetch_as(sql, columns, max_rows)
+            except _Stale:
+                # More columns than kept (a concurrent ALTER TABLE under SELECT *): probe.
+                del self._columns[shape]
+            except QueryFailed as exc:
+                if exc.sqlstate != _TOO_MANY_ALIASES:  # fewer columns than kept: probe
+                    raise
+                del self._columns[shape]
+        columns = self._in_subtransaction(lambda: self._probe(sql))
+        if shape:
+            if len(self._columns) >= _SHAPES_KEPT:
+                self._columns.clear()
+            self._columns[shape] = columns
+        return self._fetch_as(sql, columns, max_rows)
 
-        def columns_of() -> list[str]:
-            plan = self.plpy.prepare(probe)
-            # A cursor opens on a plan of one statement only: PostgreSQL itself proves the
-            # plan holds nothing else before it runs (plpy.execute would run every one).
-            self.plpy.cursor(plan, []).close()
-            return list(self.plpy.execute(plan).colnames())
+    def _probe(self, sql: str) -> list[str]:
+        """The names of ``sql``'s columns, from a plan that runs no row."""
+        plan = self.plpy.prepare(f"{wrap(sql)} LIMIT 0")
+        # A cursor opens on a plan of one statement only: PostgreSQL itself proves the plan
+        # holds nothing else before it runs (plpy.execute would run every one).
+        self.plpy.cursor(plan, []).close()
+        return list(self.plpy.execute(plan).colnames())
 
-        columns = self._in_subtransaction(columns_of)
+    def _fetch_as(self, sql: str, columns: list[str], max_rows: int | None) -> Rows:
+        """Rows of ``sql`` under positional aliases: rows come back as dicts, which would
+        merge two columns of one name."""
         aliases = [f"c{i}" for i in range(len(columns))]
-        wrapped = f"SELECT * FROM (\n{sql}\n) AS _q({', '.join(aliases)})"
-        if parser_check:
-            read_select(wrapped)
+        wrapped = wrap(sql, aliases)
 
         def fetch() -> tuple[list[tuple], bool]:
             cursor = self.plpy.cursor(wrapped)
 
             def batch(size: int) -> list[tuple]:
-                return [tuple(row[a] for a in aliases) for row in cursor.fetch(size)]
+                got = cursor.fetch(size)
+                if len(got) and len(got[0]) != len(aliases):  # rows of one result: one form
+                    raise _Stale()
+                return [tuple(row[a] for a in aliases) for row in got]
 
             found = answer_size.fetch_capped(batch, max_rows, self.max_bytes)
             cursor.close()

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from siselect.instances.pair import Failed, Pair, failure, group_rows, run_capped
+from siselect.instances.pair import Failed, OnRows, Pair, failure, group_rows, run_capped
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shadow import restrict
 from siselect.instances.shrink import smaller_instances
@@ -96,6 +96,7 @@ class Tournament:
     answers: list[JudgeAnswer] = field(default_factory=list)
     separations: MutableMapping[MemoKey, Separated] | None = None
     witnesses: WitnessCache = field(default_factory=WitnessCache)  # each candidate's, once
+    on_rows: OnRows = field(default_factory=OnRows)  # answers on D's, for all duels
     accuracy: float = scoring.DEFAULT_ACCURACY
     again: Counter = field(default_factory=Counter)  # why pairs were separated again
     splits: int = 0  # units split by their members' answers on a D'
@@ -180,7 +181,8 @@ def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
     ``t.separations`` or computed there."""
     a, b = t.entries[first], t.entries[second]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
-    pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses)
+    pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses,
+                on_rows=t.on_rows)
     key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), exclude, t.options)
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
@@ -279,7 +281,8 @@ def _column_order_instance(t: Tournament, pair: Pair, a: Entry, options: Options
     other. Its answers are then both queries' own."""
     assert a.tree is not None and a.answer is not None
     empty = exp.select("*").from_(a.tree.copy().subquery("column_order")).where(exp.false())
-    probe = Pair(t.executor, t.catalog, (a.tree, empty), witnesses=t.witnesses)
+    probe = Pair(t.executor, t.catalog, (a.tree, empty), witnesses=t.witnesses,
+                on_rows=t.on_rows)
     sep = separate_pair(probe, a.answer, Rows(a.answer.columns, []), options)
     sep["sql"] = {"q1": pair.trees[0].sql("postgres"), "q2": pair.trees[1].sql("postgres")}
     if sep["status"] == "separated":
