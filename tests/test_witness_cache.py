@@ -4,10 +4,10 @@ import pytest
 from tests.test_lineage import POOL_PAIRS, expected_pool, key_order, witness_sqls
 
 from conftest import CountingExecutor
-from siselect.instances import search, witness_cache
+from siselect.instances import integrity, search, witness_cache
 from siselect.instances.separate import Options
 from siselect.instances.witness_cache import WitnessCache
-from siselect.runtime.catalog import load_catalog
+from siselect.runtime.catalog import ForeignKey, load_catalog
 from siselect.selection import tournament
 from siselect.selection.judges import ReferenceJudge
 from siselect.sqltext.transpile import to_tree
@@ -147,9 +147,10 @@ def test_too_many_witness_rows_show_in_the_first_witnesses(executor):
 
 def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
     """Whether D keeps a join is a fact of D: candidates that join the same columns ask it
-    once per tournament (each such statement reads both tables whole); a join onto a
-    one-column primary key is not counted for uniqueness."""
+    once per tournament (each such statement reads both tables whole); a declared foreign
+    key is followed as it is, not asked."""
     catalog = load_catalog(executor)
+    assert ForeignKey(["hero_id"], "superhero", ["id"]) in catalog.tables["hero_power"].foreign_keys
     joined = ("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp ON s.id = hp.hero_id "
               "WHERE s.height_cm > {}")
     candidates = [joined.format(h) for h in (200, 198, 185)]
@@ -160,6 +161,17 @@ def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
         Options(with_references=True), catalog=catalog)
     assert any(d["separation"] == "separated" for d in result["duels"])  # two candidates
     asked = [t for t in counting.texts if "AS kept_inclusion" in t]
-    assert len(asked) == len(set(asked)) == 2  # hp.hero_id -> s.id and back
-    onto_key, onto_other = sorted(asked, key=lambda t: '"hero_power" AS k' not in t)
+    # s.id -> hp.hero_id once; hp.hero_id -> s.id is the declared key.
+    assert len(asked) == 1 and '"superhero"."superhero" AS k' in asked[0]
+
+
+def test_a_join_onto_a_primary_key_is_not_counted(executor):
+    """A one-column primary key is unique by PostgreSQL's word: no count over its table."""
+    catalog = load_catalog(executor)
+    counting = CountingExecutor(executor)
+    tree = to_tree("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp "
+                   "ON hp.power_id = s.id", "postgres", catalog)
+    integrity.kept_joins(counting, catalog, tree)
+    onto_key, = [t for t in counting.texts if '"hero_power" AS k' in t]
+    onto_other, = [t for t in counting.texts if '"superhero" AS k' in t]
     assert "count(DISTINCT" not in onto_key and "count(DISTINCT" in onto_other

@@ -84,6 +84,10 @@ def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query,
     for a, x, b, y in sorted(joined_columns(tree, catalog)):
         if not (privileges.can_read(catalog, a, [x]) and privileges.can_read(catalog, b, [y])):
             continue
+        if ForeignKey([x], b, [y]) in catalog.tables[a].foreign_keys:
+            # Declared: followed as it is (references.referenced_closure), and onto a key,
+            # so never an inclusion; asking D would read both tables whole for nothing.
+            continue
         covered, unique = (holds or partial(join_holds, executor, catalog))(a, x, b, y)
         if covered:
             (references if unique else inclusions).append((a, ForeignKey([x], b, [y])))
