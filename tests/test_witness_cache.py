@@ -175,3 +175,23 @@ def test_a_join_onto_a_primary_key_is_not_counted(executor):
     onto_key, = [t for t in counting.texts if '"hero_power" AS k' in t]
     onto_other, = [t for t in counting.texts if '"superhero" AS k' in t]
     assert "count(DISTINCT" not in onto_key and "count(DISTINCT" in onto_other
+
+
+@pytest.mark.parametrize("first_rows", [integrity.FIRST_ROWS, 1])
+def test_join_holds_is_ds_own_answer(executor, monkeypatch, first_rows):
+    """Covered and unique as counted over the whole tables; uniqueness decided by the first
+    rows, or (one row shows no duplicate) counted over all of them."""
+    monkeypatch.setattr(integrity, "FIRST_ROWS", first_rows)
+    catalog = load_catalog(executor)
+    s = "superhero"
+    for a, x, b, y in [("superhero", "id", "hero_power", "hero_id"),
+                       ("superpower", "id", "hero_power", "power_id"),
+                       ("hero_power", "power_id", "superpower", "id"),
+                       ("hero_attribute", "attribute_id", "attribute", "id")]:
+        (missing, shared), = executor.run(
+            f"SELECT (SELECT count(*) FROM {s}.{a} AS k WHERE k.{x} IS NOT NULL AND k.{x} NOT IN "
+            f"(SELECT {y} FROM {s}.{b} WHERE {y} IS NOT NULL)), "
+            f"(SELECT count({y}) - count(DISTINCT {y}) FROM {s}.{b})").rows
+        covered = missing == 0
+        assert integrity.join_holds(executor, catalog, a, x, b, y) == \
+            (covered, covered and shared == 0), (a, x, b, y)
