@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import loaded_executor, schema_valid, sqlite_file_from
+from conftest import CountingExecutor, loaded_executor, schema_valid, sqlite_file_from
 from siselect.instances import integrity, shadow
 from siselect.instances import separate as separation
 from siselect.instances.inclusions import Closure
@@ -319,6 +319,25 @@ def test_an_inclusion_adds_the_first_partner_only_where_none_is_kept(molecules):
     a1, a3, a4, a8 = ids_of(molecules, "atom", [1, 3, 4, 8])
     assert closure([m1, m3]) == [m1, m3, *sorted([a1, a3])]  # the first atom of each
     assert closure([m1, a4, m3, a8]) == [m1, a4, m3, a8]  # each keeps one of its own
+
+
+def test_a_prefetched_closure_reads_d_once_and_closes_the_same(molecules):
+    """Issue 18: the rows a search draws on, read at once; each set closes as it did."""
+    catalog = load_catalog(molecules)
+    inclusions = integrity.kept_joins(molecules, catalog,
+                                      to_tree(OTHER_ATOM, "postgres", catalog))[1]
+    m1, m3 = ids_of(molecules, "molecule", [1, 3])
+    a1, a3, a4, a8 = ids_of(molecules, "atom", [1, 3, 4, 8])
+    sets = [[m1, m3], [m1, a4, m3, a8], [m3], [m1, a8]]
+    expected = [Closure(molecules, catalog, inclusions)(rows) for rows in sets]
+    counting = CountingExecutor(molecules)
+    closure = Closure(counting, catalog, inclusions)
+    closure.prefetch({r for rows in sets for r in rows})
+    assert counting.statements == 2  # each side of the inclusion once
+    assert closure(sets[0]) == expected[0]
+    read = counting.statements  # and the partners it added
+    assert [closure(rows) for rows in sets[1:]] == expected[1:]
+    assert counting.statements == read
 
 
 def test_the_reference_judge_picks_the_molecules_without_fluorine(molecules):

@@ -376,6 +376,9 @@ def _search(
     if not closure:
         return _explore(pair, options, _Best(pair, meaning), lineages, pool, notes), \
             meaning, notes
+    # The proposals draw on the pool: what its rows join on, read at once (each read scans
+    # the partners' table where its column has no index), not at every row set tested.
+    closure.prefetch(r for w in (*pool.only1, *pool.only2, *pool.both) for r in w)
     found = _explore(pair, options, _Best(pair, meaning, closure), lineages, pool, notes)
     closed = None if found is None else closure(found)
     if closed is not None and len(closed) <= options.max_rows:
