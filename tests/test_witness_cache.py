@@ -195,3 +195,23 @@ def test_join_holds_is_ds_own_answer(executor, monkeypatch, first_rows):
         covered = missing == 0
         assert integrity.join_holds(executor, catalog, a, x, b, y) == \
             (covered, covered and shared == 0), (a, x, b, y)
+
+
+def test_a_pair_asked_again_gets_its_pool_without_a_statement(executor):
+    """A pair separated again (away from an earlier instance) asks for the same pool: its
+    completion on the server (a join of both whole sets) is not run again, and what one
+    duel does to its copy is not seen by the next."""
+    catalog = load_catalog(executor)
+    completed = []
+    for q1, q2 in POOL_PAIRS:
+        lineages = lineages_of((q1, q2), catalog)
+        counting = CountingExecutor(executor)
+        cache = WitnessCache(small=100, sketch=100)
+        first = cache.pool(counting, lineages, 5)
+        ran = counting.statements
+        completed.append(any("AS sides" in t for t in counting.texts))
+        first.only1.clear()
+        again = cache.pool(counting, lineages, 5)
+        assert counting.statements == ran, (q1, q2)
+        assert again == WitnessCache(small=100, sketch=100).pool(executor, lineages, 5)
+    assert any(completed)  # some pool was completed on the server

@@ -22,6 +22,7 @@ Other facts of one candidate that every duel asks for again (whether its answer 
 ties, its answer with ties kept) are kept here too (:meth:`WitnessCache.remember`).
 """
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -188,6 +189,7 @@ class WitnessCache:
     sketch: int = SKETCH
     lineages: dict[tuple[str, str], Lineage] = field(default_factory=dict)
     samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
+    pools: dict[tuple[tuple[str, ...], int], Pool] = field(default_factory=dict)
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
     by_args: dict[tuple[str, tuple], Any] = field(default_factory=dict)  # see once
@@ -217,15 +219,21 @@ class WitnessCache:
         keyed = all(lin.keyed_sql is not None for lin in lineages)
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
-        first, second = (self._sample(executor, s, seed) for s in streams)
-        looked_up = {} if first is second else self._look_up(executor, first, second, streams)
-        pool, unseen = pool_of(first, second, looked_up=looked_up)
-        if unseen:
-            self.witness_statements += 1
-            sides = Sides(seed, {3: streams[0]} if first is second
-                          else {1: streams[0], 2: streams[1]})
-            complete(executor, sides, unseen, pool)
-        return pool
+        key = (tuple(streams), seed)
+        if key not in self.pools:
+            first, second = (self._sample(executor, s, seed) for s in streams)
+            looked_up = {} if first is second else self._look_up(executor, first, second,
+                                                                 streams)
+            pool, unseen = pool_of(first, second, looked_up=looked_up)
+            if unseen:
+                self.witness_statements += 1
+                sides = Sides(seed, {3: streams[0]} if first is second
+                              else {1: streams[0], 2: streams[1]})
+                complete(executor, sides, unseen, pool)
+            self.pools[key] = pool
+        # A copy: the pair separated again (away from an earlier instance) gets the same
+        # pool without its completion, a join of both whole sets, run again.
+        return copy.deepcopy(self.pools[key])
 
     def _look_up(self, executor: Executor, first: Sample, second: Sample,
                  streams: list[str]) -> dict[int, int]:
