@@ -61,6 +61,8 @@ class CallPolicy:
         self._operators: dict[str, list[tuple]] = {}
         self._types: dict[str, list[tuple]] = {}
         self._allowed: frozenset[tuple[str, str]] | None = None
+        # What passed in this call: every text of one shape asks again (one query on many D's).
+        self._passed: set[tuple] = set()
 
     def check(self, statement: Statement, allow: frozenset[Name] = frozenset()) -> None:
         """Raise :class:`NotASelect` (SQLSTATE 42501) for the first name not allowed.
@@ -68,6 +70,10 @@ class CallPolicy:
         ``allow`` names what siselect itself added to a query (the ProvSQL backend's
         calls); the candidate's own text was checked without it.
         """
+        key = (statement.functions, statement.fields, statement.operators, statement.types,
+               allow)
+        if key in self._passed:
+            return
         called = {n for _, n in statement.functions}
         fields = statement.fields - called
         self._prefetch(self._functions, _FUNCTIONS_SQL, called | fields)
@@ -88,6 +94,7 @@ class CallPolicy:
             self._check_operator(schema, name)
         for schema, name in sorted(statement.types, key=str):
             self._check_type(schema, name)
+        self._passed.add(key)
 
     def _schemas(self, schema: str | None) -> set[str]:
         return {schema} if schema else self._reach
