@@ -79,8 +79,12 @@ class Closure:
             r_table, s_table = self.catalog.tables[table], self.catalog.tables[ref]
             x, y = quote_ident(inclusion.columns[0]), quote_ident(inclusion.ref_columns[0])
             own = rowids.row_id(r_table, self.catalog.number(table), "k")
-            theirs = rowids.row_id(s_table, self.catalog.number(ref), "t")
-            sql = (f"SELECT {own} AS row_id, k.{x} AS joined, min({theirs}) AS partner "
+            # A table's row ids go as its ctids: the smallest ctid's, not every partner's
+            # row id computed to keep the smallest (tens of thousands per row on large D).
+            smallest = rowids.rowid_of_tid(self.catalog.number(ref), "min(t.ctid)") \
+                if s_table.identity == "ctid" else \
+                f"min({rowids.row_id(s_table, self.catalog.number(ref), 't')})"
+            sql = (f"SELECT {own} AS row_id, k.{x} AS joined, {smallest} AS partner "
                    f"FROM {rowids.source(r_table, readable_columns(self.catalog, table))} AS k "
                    f"LEFT JOIN {rowids.source(s_table, readable_columns(self.catalog, ref))} "
                    f"AS t ON t.{y} = k.{x} "
