@@ -48,10 +48,13 @@ from siselect.witnesses import BACKENDS, Lineage, executor_for
 
 STRATEGIES = ("minimal", "paper")
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
-#: Distinct row sets tested minimising an instance of a better rank, while the smallest
-#: found is still above max_rows, before settling for a worse one (the worst rank found is
-#: minimised without this limit, as the only instance was before). Once a set fits
-#: max_rows its minimisation runs to the end: an instance returned is always 1-minimal.
+#: Tries minimising an instance of a better rank, while the smallest found is still above
+#: max_rows, before settling for a worse one (the worst rank found is minimised without this
+#: limit, as the only instance was before). A set tested counts one try per max_rows rows
+#: it holds (at least one): a test costs in proportion to its rows or worse, and ddmin
+#: started from thousands of rows (the whole lineage, the only set of its rank) that halving
+#: does not shrink tests hundreds of sets nearly that large. Once a set fits max_rows its
+#: minimisation runs to the end: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
 
 
@@ -308,7 +311,7 @@ class _Best:
     def minimised(self, max_rows: int) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
         better one stays above ``max_rows`` (a meaningful instance can need many rows: a
-        HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tests. The last level accepts any
+        HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tries. The last level accepts any
         instance on which both queries run (the worst rank found, if worse), minimised
         without a limit: what the search did before it ranked."""
         if not self.by_rank:
@@ -324,20 +327,22 @@ class _Best:
 
     def _ddmin(self, rows: list[int], rank: int, max_rows: int | None) -> list[int] | None:
         """``rows`` made 1-minimal within ``rank`` (every row's removal ranks worse), or
-        None when, with ``max_rows``, ``IMPROVING_TRIES`` distinct sets were tested and none
-        as good fits ``max_rows`` yet. The limit never cuts a minimisation short once a set
+        None when, with ``max_rows``, the next set would take the tries past
+        ``IMPROVING_TRIES`` (a set counting one per ``max_rows`` rows) and none as good fits
+        ``max_rows`` yet. The limit never cuts a minimisation short once a set
         fits: the smallest set so far is not 1-minimal, and ddmin then has at most
         ``max_rows`` rows to go."""
         verdicts: dict[frozenset[int], bool] = {}  # ddmin tests some sets twice
-        smallest = len(rows)
+        smallest, tries = len(rows), 0
 
         def as_good(subset: list[int]) -> bool:
-            nonlocal smallest
+            nonlocal smallest, tries
             key = frozenset(subset)
             if key not in verdicts:
-                if max_rows is not None and smallest > max_rows \
-                        and len(verdicts) >= IMPROVING_TRIES:
-                    raise _Enough
+                if max_rows is not None and smallest > max_rows:
+                    tries += -(-len(subset) // max_rows) or 1
+                    if tries > IMPROVING_TRIES:
+                        raise _Enough
                 verdicts[key] = self.rank_of(subset) <= rank
                 if verdicts[key]:
                     smallest = min(smallest, len(subset))
