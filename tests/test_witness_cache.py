@@ -215,3 +215,20 @@ def test_a_pair_asked_again_gets_its_pool_without_a_statement(executor):
         assert counting.statements == ran, (q1, q2)
         assert again == WitnessCache(small=100, sketch=100).pool(executor, lineages, 5)
     assert any(completed)  # some pool was completed on the server
+
+
+def test_the_whole_lineage_stops_at_a_side_too_large(executor, monkeypatch):
+    """One side's witnesses above the limit decide the union: the other side is not asked."""
+    from siselect.instances import separate
+    from siselect.instances.pair import Pair
+
+    monkeypatch.setattr(separate, "UNION_LIMIT", 100)
+    catalog = load_catalog(executor)
+    queries = ("SELECT hero_id FROM hero_power", "SELECT id FROM superhero WHERE id < 50")
+    counting = CountingExecutor(executor)
+    pair = Pair(counting, catalog, tuple(to_tree(q, "postgres", catalog) for q in queries),
+                witnesses=WitnessCache(small=10, sketch=10))
+    lineages = lineages_of(queries, catalog)
+    counting.statements, counting.texts = 0, []
+    assert separate._union(pair, lineages, 0) is None
+    assert counting.statements == 1 and "FROM hero_power" in counting.texts[0]

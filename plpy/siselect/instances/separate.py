@@ -506,9 +506,12 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
     executor = executor_for(pair.executor, lineages)
     if pair.witnesses is None:
         return witness_rows(executor, [lin.sql for lin in lineages], UNION_LIMIT, seed)
-    each = [pair.witnesses.witness_rows(executor, lin, UNION_LIMIT, seed) for lin in lineages]
-    if each[0] is None or each[1] is None:
-        return None
+    each: list[list[int]] = []
+    for lin in lineages:  # one side too large decides: the other is not asked
+        found = pair.witnesses.witness_rows(executor, lin, UNION_LIMIT, seed)
+        if found is None:
+            return None
+        each.append(found)
     rows = list(dict.fromkeys(each[0] + each[1]))
     return rows if len(rows) <= UNION_LIMIT else None
 
