@@ -158,6 +158,7 @@ class Pair:
     _inner: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
     # The queries the inner-tie check runs, one object per distinct query (equal trees).
     _variants: dict[exp.Query, exp.Query] = field(default_factory=dict)
+    _grouped: tuple[frozenset[int], RowsByTable] | None = None
 
     def __post_init__(self) -> None:
         # Before any restrict(): it must not name columns the caller may not read.
@@ -207,7 +208,7 @@ class Pair:
         key = frozenset(rows)
         if key not in self._cache:
             started = time.perf_counter()
-            grouped = group_rows(key, self.catalog)
+            grouped = self.grouped(key)
             self._cache[key] = (self.run_on(self.trees[0], grouped),
                                 self.run_on(self.trees[1], grouped))
             self.tests += 1
@@ -215,6 +216,13 @@ class Pair:
                 self.failed_tests += 1
             self.timer.add("verification", started)
         return self._cache[key]
+
+    def grouped(self, key: frozenset[int]) -> RowsByTable:
+        """``group_rows(key)``, once for the row set being tested (its answers and its tie
+        checks both need it; a thousand rows take a third of a millisecond)."""
+        if self._grouped is None or self._grouped[0] is not key:
+            self._grouped = (key, group_rows(key, self.catalog))
+        return self._grouped[1]
 
     def separation(self, rows: Iterable[int]) -> tuple[Rows, Rows] | None:
         """Both answers on ``rows`` when they tell the queries apart, else None.
@@ -229,7 +237,7 @@ class Pair:
             return (a1, a2) if not all(failed) else None
         if same_result(a1.rows, a2.rows):
             return None
-        grouped = group_rows(key, self.catalog)
+        grouped = self.grouped(key)
         if any(tie_sensitive(t) for t in self.trees):
             r1, r2 = (self.run_on(self.with_ties(t), grouped) for t in self.trees)
             # No tie explains an error.

@@ -64,7 +64,9 @@ def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: boo
 
 
 #: SQL text's double-quoted identifiers (left as they are) and string literals (masked).
-_QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
+#: Runs of characters, not one character per step: a D' of a thousand rows is a literal of
+#: 20,000 characters, matched at every row set tested.
+_QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"|\'[^\']*(?:\'\'[^\']*)*\'')
 #: A mark no query text can hold by chance: a candidate's own literals are never taken for it.
 _MARK = f"__siselect_{secrets.token_hex(6)}_"
 _MARKED = re.compile(f"'{_MARK}(\\d+_\\d+)'")
@@ -129,6 +131,25 @@ def restrict(tree: E, catalog: Catalog, rows: RowsByTable) -> E:
         f"({rows_sql(catalog, name, rows.get(name, []))})"))
 
 
+_ROW_SETS = 64  # restrictions kept: a row set tested is restricted for each query run on it
+_RESTRICTIONS: dict[tuple[str, int, tuple[int | str, ...]], tuple[Catalog, str, list[str]]] = {}
+
+
+def _masked_rows(catalog: Catalog, name: str, ids: Sequence[int | str], i: int
+                 ) -> tuple[str, list[str]]:
+    """``_mask`` of relation ``name``'s restriction to ``ids`` (marks numbered ``i_``),
+    made once for both queries of a pair and their variants on one row set (a D' of a
+    thousand rows is a literal of 20,000 characters, written and masked each time)."""
+    key = (name, i, tuple(ids))
+    found = _RESTRICTIONS.get(key)
+    if found is None or found[0] is not catalog:
+        if len(_RESTRICTIONS) >= _ROW_SETS:
+            _RESTRICTIONS.clear()
+        found = _RESTRICTIONS[key] = (
+            catalog, *_mask(f"({rows_sql(catalog, name, ids)})", f"{i}_"))
+    return found[1], found[2]
+
+
 def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     """The text of ``restrict(tree, catalog, rows)``, the same (PostgreSQL's dialect).
 
@@ -142,8 +163,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     if read is None or read[0] is not tree or read[1] is not catalog:
         read = _keep(_READS, id(tree), (tree, catalog, base_tables(tree, catalog)))
     for i, name in enumerate(read[2]):
-        masked[name], literals = _mask(f"({rows_sql(catalog, name, rows.get(name, []))})",
-                                       f"{i}_")
+        masked[name], literals = _masked_rows(catalog, name, rows.get(name, []), i)
         values.update({f"{i}_{j}": value for j, value in enumerate(literals)})
     key = (id(tree), tuple(masked.items()))
     entry = _TEXTS.get(key)

@@ -59,7 +59,7 @@ class Statement:
 
 
 #: In pglast's JSON: a string constant's value, and the positions that move with its length.
-_STRING_CONSTANT = re.compile(r'"A_Const":\{"sval":\{"sval":"(?:[^"\\]|\\.)*"\}')
+_STRING_CONSTANT = re.compile(r'"A_Const":\{"sval":\{"sval":"[^"\\]*(?:\\.[^"\\]*)*"\}')
 _POSITION = re.compile(r'"(?:location|stmt_location|stmt_len)":-?\d+')
 
 

@@ -13,6 +13,7 @@ comparable and fast to sort or EXCEPT on the server. Table numbers come from
 """
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from siselect.runtime.catalog import Table
 from siselect.runtime.executor import quote_ident, quote_literal
@@ -41,6 +42,12 @@ def decode(rowid: int) -> tuple[int, str]:
     table_no = rowid >> LOW_BITS
     block = (rowid >> OFFSET_BITS) & ((1 << BLOCK_BITS) - 1)
     return table_no, f"({block},{rowid & ((1 << OFFSET_BITS) - 1)})"
+
+
+@lru_cache(maxsize=1 << 16)
+def _ctid(rowid: int) -> str:
+    """``decode(rowid)[1]``, kept: each row set tested names its rows again."""
+    return decode(rowid)[1]
 
 
 def _tid_bits(tid: str) -> str:
@@ -113,7 +120,7 @@ def matches(table: Table, number: int, ref: str, ids: Sequence[int | str]) -> st
         return "false"  # read nothing: no scan, no numbering
     if table.identity == "content":
         return f"{ref}.{ORDINAL} = ANY({_bigint_array([low(int(i)) for i in ids])})"
-    ctids = [i if isinstance(i, str) else decode(i)[1] for i in ids]
+    ctids = [i if isinstance(i, str) else _ctid(i) for i in ids]
     by_ctid = f"{ref}.ctid = ANY({tid_array(sorted(set(ctids)))})"
     if table.identity != "leaf":
         return by_ctid
