@@ -159,3 +159,19 @@ def test_a_unit_split_early_in_a_round_is_scored_on_the_rounds_later_duels(execu
         ran = [d for d in result["duels"] if d.get("judge") and member["index"] in
                d["members"]["a"] + d["members"]["b"]]
         assert member["matched"] + member["mismatched"] + member["abstained"] == len(ran)
+
+
+def test_a_pair_one_hero_separates_is_judged_again_on_an_instance_that_overlaps(executor):
+    """Only A-Bomb (id 2) tells these two apart, so no instance avoids the first one's rows;
+    a judge right 80% of the time gets another instance all the same, one that holds A-Bomb
+    among other rows."""
+    tall = ("SELECT DISTINCT s.superhero_name FROM superhero s "
+            "JOIN hero_power hp ON hp.hero_id = s.id WHERE s.height_cm > 200")
+    result = run(executor, [tall, tall + " AND s.id <> 2"], tall,
+                 rules=Rules(judge_accuracy=0.8))
+    duels = result["duels"]
+    assert len(duels) >= 2 and result["separated_again"]["close"] >= 1
+    assert "shared_rows" not in duels[0] and duels[1]["shared_rows"] >= 1
+    assert all(2 in superhero_ids(d) for d in duels[:2])
+    assert duels[0]["instance"] != duels[1]["instance"]
+    assert result["winner"]["index"] == 0

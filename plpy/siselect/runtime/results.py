@@ -237,6 +237,8 @@ class Duel:
                               absent=True)
     excluded_rows: Maybe[int] = doc("rows of the pair's earlier instances kept out of D'",
                                     absent=True)
+    shared_rows: Maybe[int] = doc("rows D' shares with the pair's earlier instances, when "
+                                  "none away from them separates", absent=True)
     members: Maybe[dict[str, list[int]]] = doc(
         "by side (a, b): the input indexes of the unit's members, each run on D'", absent=True)
     matched: Maybe[list[int]] = doc("members whose answer on D' matches the judge's",

@@ -30,6 +30,7 @@ class Match:
     b: int
     duels: list[dict[str, Any]] = field(default_factory=list)  # its duel records, in order
     exclude: set[int] = field(default_factory=set)  # rows of its instances so far
+    instances: list[frozenset[int]] = field(default_factory=list)  # each one's rows
     again: str | None = None  # why it needs another instance, while it does
     exhausted: bool = False  # its last search found nothing new: no instance is to come
     room: int | None = None  # instances it may take when fewer than the limit

@@ -63,6 +63,9 @@ COLUMN_ORDER = "the answers on D differ only in column order"
 #: group before the tournament ends (9 to 1); while it does not, the pair between the two is
 #: separated again, up to the instance limit.
 CONFIDENT = math.log(9)
+#: A pair separated again that no instance away from its earlier rows separates: how many
+#: searches, each leaving out one of those rows, may look for an instance that overlaps.
+OVERLAP_SEARCHES = 10
 
 __all__ = ["Entry", "Group", "group", "prepare", "run_tournament", "verdict", "judge_all"]
 
@@ -222,7 +225,12 @@ def separate_duel(t: Tournament, match: Match) -> Pending:
     call; none when ``t.separations`` already holds it."""
     units = (t.unit_of(match.a), t.unit_of(match.b))
     pair, kept = _kept(t, match.a, match.b, tuple(sorted(match.exclude)))
+    shared = 0
+    if match.instances and kept.on_d is None and kept.status.get("separation") != "error":
+        pair, kept, shared = _overlapping(t, match, pair, kept)
     record: dict[str, Any] = {"a": match.a, "b": match.b, **kept.status}
+    if shared:
+        record["shared_rows"] = shared
     if kept.on_d is None:
         return Pending(match, units, record, kept.sep)
     run_on_instance = _on_instance(t, pair, kept)
@@ -230,6 +238,26 @@ def separate_duel(t: Tournament, match: Match) -> Pending:
                            run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
     members = _members_on(t, match, units, kept, run_on_instance)
     return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members)
+
+
+def _overlapping(t: Tournament, match: Match, pair: Pair, kept: Separated
+                 ) -> tuple[Pair, Separated, int]:
+    """Another instance for a match none of whose separating instances avoids the rows of
+    its earlier ones (one region of D separates the pair: a single hero, say): one that
+    leaves out one of those rows, and so differs from each earlier instance, tried row by
+    row up to :data:`OVERLAP_SEARCHES`; with the number of rows it shares with them. The
+    judge sees the disagreement again among other rows, a verdict less independent than
+    one on rows of its own, yet more than the one instance alone (docs/selection.md).
+    ``(pair, kept, 0)`` as given when none is found."""
+    # Rows of the tables the instances hold most of first: a row with siblings on D' (a
+    # hero's third power, say) is likelier to have a stand-in than the one hero they hang on.
+    by_table = sorted(group_rows(match.exclude, t.catalog).values(), key=lambda r: -len(r))
+    for row in [r for rows in by_table for r in sorted(rows)][:OVERLAP_SEARCHES]:
+        other_pair, other = _kept(t, match.a, match.b, (row,))
+        rows = frozenset(other.sep.get("row_ids") or ())
+        if other.on_d is not None and rows not in match.instances:
+            return other_pair, other, len(rows & match.exclude)
+    return pair, kept, 0
 
 
 def _member_answer(t: Tournament, kept: Separated, index: int, run: Any) -> Rows:
@@ -516,6 +544,8 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
         record["tries"] = p.sep.get("tries", 0)
         p.match.duels.append(record)
         p.match.exclude |= set(p.sep.get("row_ids") or [])
+        if p.sep.get("row_ids"):
+            p.match.instances.append(frozenset(p.sep["row_ids"]))
         # Nothing new to exclude, or nothing separated: another search finds the same.
         p.match.exhausted = record.get("separation") != "separated" or not p.sep.get("row_ids")
         p.match.again = _again(t, p) if p.match.has_room(t.rules.instances or 1) else None
@@ -596,7 +626,8 @@ def _confirm(t: Tournament) -> bool:
     if (last.get("judge") or {}).get("rows") is None:
         return False  # the judge gave no answer there: it would not on another instance
     match = Match(len(t.matches), best.first, runner.first, again=CLOSE, room=limit - used,
-                  exclude=set().union(*(m.exclude for m in shared)))
+                  exclude=set().union(*(m.exclude for m in shared)),
+                  instances=[rows for m in shared for rows in m.instances])
     t.matches.append(match)
     t.again[CLOSE] += 1
     return True
