@@ -19,6 +19,15 @@ from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.privileges import readable_columns
 
+InclusionId = tuple[str, tuple[str, ...], str, tuple[str, ...]]
+Facts = tuple[dict[tuple[InclusionId, int], tuple[Any, int | None]],
+              dict[tuple[InclusionId, int], Any]]
+
+
+def new_facts() -> Facts:
+    """Empty stores of what rows join on, for :class:`Closure` (one per tournament)."""
+    return {}, {}
+
 
 class Closure:
     """``closure(rows)``: ``rows`` plus, transitively, one partner for each row of an
@@ -26,13 +35,17 @@ class Closure:
     partner are read from D once per row (one statement per inclusion and row set with rows
     not seen before), so the many row sets a search tests close in Python."""
 
-    def __init__(self, executor: Executor, catalog: Catalog, inclusions: Sequence[Reference]):
+    def __init__(self, executor: Executor, catalog: Catalog, inclusions: Sequence[Reference],
+                 facts: Facts | None = None):
         self.executor, self.catalog = executor, catalog
         self.inclusions = list(inclusions)
-        # (inclusion, row of R) -> (its x, its smallest partner or None)
-        self._needs: dict[tuple[int, int], tuple[Any, int | None]] = {}
+        self._ids = [(table, tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
+                     for table, fk in self.inclusions]
+        # Facts of D, not of a pair: a tournament's closures share them (``facts``), as its
+        # separations of one pair away from one row and another read the same rows again.
+        # (inclusion, row of R) -> (its x, its smallest partner or None);
         # (inclusion, row of S) -> its y
-        self._offers: dict[tuple[int, int], Any] = {}
+        self._needs, self._offers = facts if facts is not None else new_facts()
 
     def __bool__(self) -> bool:
         return bool(self.inclusions)
@@ -48,9 +61,9 @@ class Closure:
             for i, (table, inclusion) in enumerate(self.inclusions):
                 if table not in grouped:
                     continue
-                offered = {self._offers[i, r] for r in self._read_offers(
+                offered = {self._offers[self._ids[i], r] for r in self._read_offers(
                     i, grouped.get(inclusion.ref_table, []))}
-                partners |= {partner for x, partner in (self._needs[i, r] for r in
+                partners |= {partner for x, partner in (self._needs[self._ids[i], r] for r in
                                                           self._read_needs(i, grouped[table]))
                              if x is not None and partner is not None and x not in offered}
             partners -= closed
@@ -73,7 +86,7 @@ class Closure:
     def _read_needs(self, i: int, ids: list[int]) -> list[int]:
         """``ids`` (rows of inclusion ``i``'s R), each read from D once."""
         table, inclusion = self.inclusions[i]
-        new = [r for r in ids if (i, r) not in self._needs]
+        new = [r for r in ids if (self._ids[i], r) not in self._needs]
         if new:
             ref = inclusion.ref_table
             r_table, s_table = self.catalog.tables[table], self.catalog.tables[ref]
@@ -91,13 +104,14 @@ class Closure:
                    f"WHERE {rowids.matches(r_table, self.catalog.number(table), 'k', new)} "
                    "GROUP BY 1, 2")
             for row_id, joined, partner in self.executor.run(sql).rows:
-                self._needs[i, int(row_id)] = (joined, None if partner is None else int(partner))
-        return [r for r in ids if (i, r) in self._needs]
+                self._needs[self._ids[i], int(row_id)] = (joined,
+                                                         None if partner is None else int(partner))
+        return [r for r in ids if (self._ids[i], r) in self._needs]
 
     def _read_offers(self, i: int, ids: list[int]) -> list[int]:
         """``ids`` (rows of inclusion ``i``'s S), each read from D once."""
         inclusion = self.inclusions[i][1]
-        new = [r for r in ids if (i, r) not in self._offers]
+        new = [r for r in ids if (self._ids[i], r) not in self._offers]
         if new:
             ref = inclusion.ref_table
             s_table = self.catalog.tables[ref]
@@ -107,5 +121,5 @@ class Closure:
                    f"FROM {rowids.source(s_table, readable_columns(self.catalog, ref))} AS t "
                    f"WHERE {rowids.matches(s_table, self.catalog.number(ref), 't', new)}")
             for row_id, joined in self.executor.run(sql).rows:
-                self._offers[i, int(row_id)] = joined
-        return [r for r in ids if (i, r) in self._offers]
+                self._offers[self._ids[i], int(row_id)] = joined
+        return [r for r in ids if (self._ids[i], r) in self._offers]

@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from siselect.instances import integrity
 from siselect.instances.backends import serve
-from siselect.instances.inclusions import Closure
+from siselect.instances.inclusions import Closure, new_facts
 from siselect.instances.meaning import (
     DEGENERATE,
     FAILED,
@@ -171,7 +171,8 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             return _finish(result, pair, started, "nondeterministic", tie)
         require_row_ids(pair.trees, pair.catalog)
         references, inclusions = _kept_joins(pair) if options.with_references else ([], [])
-        closure = Closure(pair.executor, pair.catalog, inclusions)
+        closure = Closure(pair.executor, pair.catalog, inclusions, None if pair.witnesses
+                          is None else pair.witnesses.once("inclusion facts", new_facts)())
         found, meaning, notes = _search(pair, options, result, (a1, a2), closure)
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
