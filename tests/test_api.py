@@ -65,3 +65,20 @@ def test_unknown_option_is_refused(conn):
     with pytest.raises(InvalidInput, match="unknown option max_row") as caught:
         api.separate(conn, TALL, TALL, max_row=3)
     assert caught.value.sqlstate == "22023"
+
+
+def test_a_session_reading_backslashes_otherwise_is_refused_before_anything_runs(
+        conn, superhero):
+    """The parser check reads 'a\\' as standard_conforming_strings = on does; a session with
+    it off would run other tokens than were checked, so nothing runs there."""
+    conn.execute(f"SET search_path TO {superhero}")
+    conn.execute("SET standard_conforming_strings = off")
+    try:
+        with pytest.raises(InvalidInput) as refused:
+            api.separate(conn, TALL, TALL.replace("200", "191"))
+        assert refused.value.sqlstate == "22023"
+        assert "standard_conforming_strings" in refused.value.message
+        assert conn.execute("SHOW standard_conforming_strings").fetchone()[0] == "off"
+    finally:
+        conn.execute("RESET standard_conforming_strings")
+    assert api.separate(conn, TALL, TALL.replace("200", "191")).status == "separated"

@@ -3,7 +3,7 @@
 import psycopg
 
 from siselect.runtime import answer_size
-from siselect.runtime.errors import QueryFailed
+from siselect.runtime.errors import InvalidInput, QueryFailed
 from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
 
@@ -22,7 +22,8 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
 
 _SCHEMAS = (
     "SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true),"
-    f" pg_catalog.current_setting('{answer_size.SETTING}', true)"
+    f" pg_catalog.current_setting('{answer_size.SETTING}', true),"
+    " pg_catalog.current_setting('standard_conforming_strings')"
 )
 
 
@@ -37,9 +38,15 @@ class PsycopgExecutor(CheckedExecutor):
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
         # (run on the session's search_path: the caller's, that candidate queries see)
-        ((visible, reach, max_bytes),) = self._in_transaction(
+        ((visible, reach, max_bytes, conforming),) = self._in_transaction(
             lambda cur: self._all(cur, _SCHEMAS, ())
         )
+        if conforming != "on":
+            # PostgreSQL's parser check reads backslashes in literals as on says: with off,
+            # the server would split a checked text into other tokens than were checked.
+            raise InvalidInput("siselect needs standard_conforming_strings = on in the "
+                               "session of the connection it is given (SET "
+                               "standard_conforming_strings = on)")
         self.schemas, self._reach = list(visible), list(reach)
         self.max_bytes = answer_size.session_limit(max_bytes)
 
