@@ -232,3 +232,57 @@ def test_the_whole_lineage_stops_at_a_side_too_large(executor, monkeypatch):
     counting.statements, counting.texts = 0, []
     assert separate._union(pair, lineages, 0) is None
     assert counting.statements == 1 and "FROM hero_power" in counting.texts[0]
+
+
+def test_a_pair_met_the_other_way_round_gets_its_pool_without_a_statement(executor):
+    """B against A after A against B: the pool is the first one with W1-W2 and W2-W1
+    exchanged, exactly the pool a fresh cache computes for (B, A), and no statement runs
+    (the completion, a join of both whole sets, was 1.6 s of superhero x100 task 720)."""
+    catalog = load_catalog(executor)
+    completed = []
+    for q1, q2 in POOL_PAIRS:
+        lineages = lineages_of((q1, q2), catalog)
+        counting = CountingExecutor(executor)
+        cache = WitnessCache(small=100, sketch=100)
+        first = cache.pool(counting, lineages, 5)
+        ran = counting.statements
+        completed.append(any("AS sides" in t for t in counting.texts))
+        first.only1.clear()
+        mirrored = cache.pool(counting, lineages[::-1], 5)
+        assert counting.statements == ran, (q1, q2)
+        fresh = WitnessCache(small=100, sketch=100).pool(executor, lineages[::-1], 5)
+        assert (mirrored.only1, mirrored.only2, mirrored.both, mirrored.sizes) == \
+            (fresh.only1, fresh.only2, fresh.both, fresh.sizes), (q1, q2)
+        assert sorted(mirrored.estimated) == sorted(fresh.estimated), (q1, q2)
+    assert any(completed)  # some pool was completed on the server
+
+
+def test_the_whole_lineage_asks_a_side_known_too_large_first(executor, monkeypatch):
+    """The pair met the other way round: the side already found too large decides the
+    union again, without a statement for the side not asked before."""
+    from siselect.instances import separate
+    from siselect.instances.pair import Pair
+
+    monkeypatch.setattr(separate, "UNION_LIMIT", 100)
+    catalog = load_catalog(executor)
+    queries = ("SELECT hero_id FROM hero_power", "SELECT id FROM superhero WHERE id < 50")
+    counting = CountingExecutor(executor)
+    cache = WitnessCache(small=10, sketch=10)
+    trees = tuple(to_tree(q, "postgres", catalog) for q in queries)
+    lineages = lineages_of(queries, catalog)
+    assert separate._union(Pair(counting, catalog, trees, witnesses=cache), lineages, 0) is None
+    counting.statements = 0
+    again = Pair(counting, catalog, trees[::-1], witnesses=cache)
+    assert separate._union(again, lineages[::-1], 0) is None
+    assert counting.statements == 0
+    # Both sides small: the union keeps the pair's own order, whichever side was known.
+    monkeypatch.setattr(separate, "UNION_LIMIT", 20_000)
+    small = ("SELECT id FROM superhero WHERE id < 5", "SELECT id FROM superhero WHERE id < 9")
+    lineages = lineages_of(small, catalog)
+    trees = tuple(to_tree(q, "postgres", catalog) for q in small)
+    known = WitnessCache()
+    separate._union(Pair(executor, catalog, trees[::-1], witnesses=known), lineages[::-1], 0)
+    asked = separate._union(Pair(executor, catalog, trees, witnesses=known), lineages, 0)
+    fresh = separate._union(Pair(executor, catalog, trees, witnesses=WitnessCache()),
+                            lineages, 0)
+    assert asked == fresh and asked is not None and len(asked) == 8

@@ -507,12 +507,15 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
     executor = executor_for(pair.executor, lineages)
     if pair.witnesses is None:
         return witness_rows(executor, [lin.sql for lin in lineages], UNION_LIMIT, seed)
-    each: list[list[int]] = []
-    for lin in lineages:  # one side too large decides: the other is not asked
-        found = pair.witnesses.witness_rows(executor, lin, UNION_LIMIT, seed)
+    each: dict[int, list[int]] = {}
+    # One side too large decides: the other is not asked. A side known already (the pair
+    # met the other way round, a candidate met in an earlier duel) is asked first.
+    known = [pair.witnesses.rows_known(lin, UNION_LIMIT, seed) for lin in lineages]
+    for i in sorted(range(len(lineages)), key=lambda i: not known[i]):
+        found = pair.witnesses.witness_rows(executor, lineages[i], UNION_LIMIT, seed)
         if found is None:
             return None
-        each.append(found)
+        each[i] = found
     rows = list(dict.fromkeys(each[0] + each[1]))
     return rows if len(rows) <= UNION_LIMIT else None
 

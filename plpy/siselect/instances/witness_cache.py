@@ -181,6 +181,17 @@ def pool_of(first: Sample, second: Sample, size: int = POOL,
     return pool, unseen
 
 
+_MIRROR = {"only1": "only2", "only2": "only1", "both": "both"}
+
+
+def mirror(pool: Pool) -> Pool:
+    """A copy of the pool of (Q1, Q2) as the pool of (Q2, Q1): W1-W2 and W2-W1 exchanged."""
+    return Pool(only1=copy.deepcopy(pool.only2), only2=copy.deepcopy(pool.only1),
+                both=copy.deepcopy(pool.both),
+                sizes={_MIRROR.get(name, name): n for name, n in pool.sizes.items()},
+                estimated=[_MIRROR.get(name, name) for name in pool.estimated])
+
+
 @dataclass
 class WitnessCache:
     """One tournament's witnesses and per-candidate facts, by the candidates' SQL text."""
@@ -220,6 +231,12 @@ class WitnessCache:
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
         key = (tuple(streams), seed)
+        mirrored = self.pools.get((tuple(reversed(streams)), seed))
+        if key not in self.pools and mirrored is not None:
+            # The pair met the other way round (B against A in a later round): the same
+            # classes with the differences' names exchanged, and no completion run again.
+            # Witnesses are canonical arrays (rows sorted), so either side's is the same.
+            return mirror(mirrored)
         if key not in self.pools:
             first, second = (self._sample(executor, s, seed) for s in streams)
             looked_up = {} if first is second else self._look_up(executor, first, second,
@@ -267,10 +284,7 @@ class WitnessCache:
                      ) -> list[int] | None:
         """Every row of ``lineage``'s witnesses, or None when more than ``limit``; from the
         sample when it is whole, else by statements on D (:func:`witness_rows`)."""
-        streams = {keyed_stream(lineage.sql, False)}
-        if lineage.keyed_sql is not None:
-            streams.add(lineage.keyed_sql)
-        whole = [s for (stream, _), s in self.samples.items() if stream in streams and s.complete]
+        whole = self._whole_samples(lineage)
         if whole:
             # Witness by witness (a seeded order): the rows of one witness stay together,
             # which is what minimising by chunks removes best.
@@ -282,6 +296,16 @@ class WitnessCache:
             self.witness_statements += 1
             self.rows[key] = witness_rows(executor, [lineage.sql], limit, seed)
         return self.rows[key]
+
+    def rows_known(self, lineage: Lineage, limit: int, seed: int = 0) -> bool:
+        """Whether :meth:`witness_rows` answers without a statement."""
+        return bool(self._whole_samples(lineage)) or (lineage.sql, limit, seed) in self.rows
+
+    def _whole_samples(self, lineage: Lineage) -> list[Sample]:
+        streams = {keyed_stream(lineage.sql, False)}
+        if lineage.keyed_sql is not None:
+            streams.add(lineage.keyed_sql)
+        return [s for (stream, _), s in self.samples.items() if stream in streams and s.complete]
 
     def rows_of(self, executor: Executor, sql: str) -> list[tuple]:
         """The rows of ``sql``, a statement over D whose answer is small and the same for
