@@ -286,3 +286,29 @@ def test_the_whole_lineage_asks_a_side_known_too_large_first(executor, monkeypat
     fresh = separate._union(Pair(executor, catalog, trees, witnesses=WitnessCache()),
                             lineages, 0)
     assert asked == fresh and asked is not None and len(asked) == 8
+
+
+def test_every_row_of_the_tables_read_is_asked_once_per_tournament(executor, monkeypatch):
+    """The fallback's every row of the tables read: a pair separated again (or another pair
+    reading the same tables) asks no statement; tables holding more than the limit are
+    known from counts, without building a row id."""
+    from siselect.instances import separate
+    from siselect.instances.pair import Pair
+    from siselect.instances.references import referenced_rows
+
+    catalog = load_catalog(executor)
+    queries = ("SELECT COUNT(*) FROM colour", "SELECT COUNT(id) FROM colour WHERE id > 3")
+    trees = tuple(to_tree(q, "postgres", catalog) for q in queries)
+    counting = CountingExecutor(executor)
+    cache = WitnessCache()
+    first = separate._referenced_rows(Pair(counting, catalog, trees, witnesses=cache))
+    assert first == referenced_rows(executor, catalog, trees, separate.UNION_LIMIT)
+    assert first is not None and len(first) == executor.run(
+        "SELECT count(*) FROM colour").rows[0][0]
+    counting.statements = 0
+    again = separate._referenced_rows(Pair(counting, catalog, trees[::-1], witnesses=cache))
+    assert again == first and counting.statements == 0
+    monkeypatch.setattr(separate, "UNION_LIMIT", 10)
+    counting.fetched = 0
+    assert separate._referenced_rows(Pair(counting, catalog, trees, witnesses=cache)) is None
+    assert counting.fetched == 1  # one count, no row id

@@ -50,9 +50,29 @@ def referenced_rows(
 
     Each table is read with a LIMIT of what is left of ``limit`` plus one, so no more than
     ``limit + 1`` row ids are ever fetched, however large the tables."""
-    tables = []
+    return rows_of_tables(executor, catalog, tables_read(trees, catalog), limit)
+
+
+def tables_read(trees: Sequence[exp.Expr], catalog: Catalog) -> tuple[str, ...]:
+    """The tables the queries read, in first-seen order."""
+    tables: list[str] = []
     for tree in trees:
         tables += [t for t in base_tables(tree, catalog) if t not in tables]
+    return tuple(tables)
+
+
+def rows_of_tables(executor: Executor, catalog: Catalog, tables: tuple[str, ...], limit: int
+                   ) -> list[int] | None:
+    """Every row of ``tables`` (in that order), or None when more than ``limit``. The rows
+    are counted first, up to ``limit + 1`` (no row id built): on a large D the tables
+    always hold more, and building 20,001 row ids to learn it costs a scan of its own."""
+    counted = 0
+    for table in tables:
+        source = rowids.source(catalog.tables[table], readable_columns(catalog, table))
+        counted += int(executor.run(f"SELECT count(*) AS n FROM (SELECT FROM {source} AS t "
+                                    f"LIMIT {int(limit - counted) + 1}) AS t").rows[0][0])
+        if counted > limit:
+            return None
     result: list[int] = []
     for table in tables:
         result += _rowids_of(executor, catalog, table, "true", limit - len(result) + 1)

@@ -25,7 +25,12 @@ from siselect.instances.meaning import (
 )
 from siselect.instances.minimise import ddmin
 from siselect.instances.pair import BudgetExceeded, Pair, Timer, same_result
-from siselect.instances.references import fetch_instance, referenced_rows
+from siselect.instances.references import (
+    fetch_instance,
+    referenced_rows,
+    rows_of_tables,
+    tables_read,
+)
 from siselect.instances.search import (
     Pool,
     growing_proposals,
@@ -474,12 +479,23 @@ def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]
         notes.append(f"started from the whole lineage ({len(rows)} rows)")
     if best.rank == MEANINGFUL:
         return
-    every = referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
+    every = _referenced_rows(pair)
     if every is not None and exclude:
         every = [r for r in every if r not in exclude]
     if every is not None and best.consider(every) <= FAILED \
             and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
+
+
+def _referenced_rows(pair: Pair) -> list[int] | None:
+    """Every row of the tables the pair reads (:func:`.references.referenced_rows`), once
+    per tournament for each list of tables: a pair separated again asks again."""
+    if pair.witnesses is None:
+        return referenced_rows(pair.executor, pair.catalog, pair.trees, UNION_LIMIT)
+    rows = pair.witnesses.once("rows of tables", partial(rows_of_tables, pair.executor,
+                                                         pair.catalog))(
+        tables_read(pair.trees, pair.catalog), UNION_LIMIT)
+    return None if rows is None else list(rows)
 
 
 def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
