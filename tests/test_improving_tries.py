@@ -1,12 +1,16 @@
-"""Minimising an instance of a better rank is bounded by its cost, not by its count of sets
-alone (separate._Best, IMPROVING_TRIES): a set tested counts one try per max_rows rows.
+"""Minimising an instance of a better rank stops at IMPROVING_TRIES sets or once half the
+pair's budget is spent, whichever comes first (separate._Best, separate._time_left).
 
 The better rank found only in a set of hundreds of rows (the whole lineage, say) that
 halving does not shrink (its halves are one table each) was minimised for up to 300 sets
 nearly that large: european_football_2's top-5 leagues spent its whole pair budget on sets of
 3,000 rows that cost seconds each, and the duel failed where a fitting instance of the next
-rank was in hand.
+rank was in hand. Counting sets by their rows instead stopped that, but also cut short the
+minimisations that reach a meaningful instance from a few hundred rows (two yardstick duels
+went to degenerate instances and one correct candidate lost); time is what the limit is for.
 """
+
+import time
 
 import pytest
 
@@ -63,7 +67,7 @@ def best_of(executor) -> tuple[separation._Best, dict[int, tuple[list[int], int]
     return separation._Best(pair, Meaning.of(pair.trees, on_d, [])), rows_of(executor, catalog)
 
 
-def test_a_better_rank_out_of_reach_costs_tries_by_its_rows(leagues):
+def test_a_better_rank_out_of_reach_stops_when_half_the_budget_is_spent(leagues):
     counting = CountingExecutor(leagues)
     best, leagues_rows = best_of(counting)
     # Table by table, as the whole lineage lists them: either half is one table, no answer.
@@ -73,12 +77,38 @@ def test_a_better_rank_out_of_reach_costs_tries_by_its_rows(leagues):
     assert best.consider(whole) == MEANINGFUL
     assert best.consider(first) == DEGENERATE
     counting.statements, before = 0, best.pair.tests
-    found = best.minimised(max_rows=4)
-    # The fitting instance of the next rank, as before; but ddmin over the whole set stops
-    # once its sets are worth 300 tries of 4 rows: 17 sets (it tested 302, 604 statements).
+    # With half the budget gone, no set of the better rank is tested: the fitting instance
+    # of the next rank at once (it tested 302 sets, 604 statements, with time to spare).
+    found = best.minimised(max_rows=4, time_left=lambda: False)
     assert sorted(found) == sorted(first)
-    assert best.pair.tests - before <= 30
-    assert counting.statements <= 60
+    assert best.pair.tests - before <= 3
+    with_time = best_of(counting)[0]
+    with_time.consider(whole)
+    with_time.consider(first)
+    counting.statements, before = 0, with_time.pair.tests
+    assert sorted(with_time.minimised(max_rows=4)) == sorted(first)
+    assert with_time.pair.tests - before > separation.IMPROVING_TRIES
+
+
+def test_the_search_bounds_the_minimisation_by_the_pairs_budget(leagues, monkeypatch):
+    """Through separate_pair: the minimisation is told whether half the pair's budget is
+    left, by the pair's own deadline (here 24 s of a 60 s budget)."""
+    told = []
+    minimised = separation._Best.minimised
+
+    def spy(self, max_rows, time_left=lambda: True):
+        told.append(time_left())
+        return minimised(self, max_rows, time_left)
+
+    monkeypatch.setattr(separation._Best, "minimised", spy)
+    catalog = load_catalog(leagues)
+    options = separation.Options(dialect="sqlite", max_rows=4, budget_seconds=60).check()
+    trees = separation.parse_pair(Q1, Q2, "sqlite", catalog)
+    for seconds_left, expected in ((24, False), (59, True)):
+        pair = Pair(leagues, catalog, trees, deadline=time.monotonic() + seconds_left)
+        result = separation.separate_pair(pair, pair.run(trees[0]), pair.run(trees[1]),
+                                          options)
+        assert result["status"] == "separated" and told[-1] is expected
 
 
 def test_a_better_rank_within_its_tries_is_still_minimised(leagues):

@@ -53,13 +53,13 @@ from siselect.witnesses import BACKENDS, Lineage, executor_for
 
 STRATEGIES = ("minimal", "paper")
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
-#: Tries minimising an instance of a better rank, while the smallest found is still above
-#: max_rows, before settling for a worse one (the worst rank found is minimised without this
-#: limit, as the only instance was before). A set tested counts one try per max_rows rows
-#: it holds (at least one): a test costs in proportion to its rows or worse, and ddmin
-#: started from thousands of rows (the whole lineage, the only set of its rank) that halving
-#: does not shrink tests hundreds of sets nearly that large. Once a set fits max_rows its
-#: minimisation runs to the end: an instance returned is always 1-minimal.
+#: Distinct row sets tested minimising an instance of a better rank, while the smallest
+#: found is still above max_rows, before settling for a worse one (the worst rank found is
+#: minimised without this limit, as the only instance was before); it also stops once half
+#: the pair's budget is spent (``_time_left``), as the search for better instances does: sets
+#: of thousands of rows that halving does not shrink (the whole lineage, the only set of its
+#: rank) can cost seconds each. Once a set fits max_rows its minimisation runs to the end:
+#: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
 
 
@@ -314,41 +314,42 @@ class _Best:
             self.by_rank[rank] = list(rows)
         return rank
 
-    def minimised(self, max_rows: int) -> list[int] | None:
+    def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True
+                  ) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
         better one stays above ``max_rows`` (a meaningful instance can need many rows: a
-        HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tries. The last level accepts any
-        instance on which both queries run (the worst rank found, if worse), minimised
-        without a limit: what the search did before it ranked."""
+        HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tests and while ``time_left()``.
+        The last level accepts any instance on which both queries run (the worst rank
+        found, if worse), minimised without a limit: what the search did before it
+        ranked."""
         if not self.by_rank:
             return None
         levels = sorted(set(self.by_rank) | {max(DEGENERATE, max(self.by_rank))})
         for level in levels:
             last = level == levels[-1]
             start = min((r for rank, r in self.by_rank.items() if rank <= level), key=len)
-            rows = self._ddmin(start, level, None if last else max_rows)
+            rows = self._ddmin(start, level, None if last else max_rows, time_left)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
         return None
 
-    def _ddmin(self, rows: list[int], rank: int, max_rows: int | None) -> list[int] | None:
+    def _ddmin(self, rows: list[int], rank: int, max_rows: int | None,
+               time_left: Callable[[], bool] = lambda: True) -> list[int] | None:
         """``rows`` made 1-minimal within ``rank`` (every row's removal ranks worse), or
-        None when, with ``max_rows``, the next set would take the tries past
-        ``IMPROVING_TRIES`` (a set counting one per ``max_rows`` rows) and none as good fits
-        ``max_rows`` yet. The limit never cuts a minimisation short once a set
-        fits: the smallest set so far is not 1-minimal, and ddmin then has at most
-        ``max_rows`` rows to go."""
+        None when, with ``max_rows``, ``IMPROVING_TRIES`` distinct sets were tested or
+        ``time_left()`` says no, and none as good fits ``max_rows`` yet. The limit never
+        cuts a minimisation short once a set fits: the smallest set so far is not
+        1-minimal, and ddmin then has at most ``max_rows`` rows to go."""
         verdicts: dict[frozenset[int], bool] = {}  # ddmin tests some sets twice
-        smallest, tries = len(rows), 0
+        smallest = len(rows)
 
         def as_good(subset: list[int]) -> bool:
-            nonlocal smallest, tries
+            nonlocal smallest
             key = frozenset(subset)
             if key not in verdicts:
-                if max_rows is not None and smallest > max_rows:
-                    tries += -(-len(subset) // max_rows) or 1
-                    if tries > IMPROVING_TRIES:
-                        raise _Enough
+                if max_rows is not None and smallest > max_rows \
+                        and (len(verdicts) >= IMPROVING_TRIES or not time_left()):
+                    raise _Enough
                 verdicts[key] = self.rank_of(subset) <= rank
                 if verdicts[key]:
                     smallest = min(smallest, len(subset))
@@ -433,7 +434,7 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         _fallback(pair, best, lineages, notes, frozenset(options.exclude), options.seed)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
-    found = best.minimised(options.max_rows)
+    found = best.minimised(options.max_rows, lambda: _time_left(pair, options))
     if (found is None or len(found) > options.max_rows) and _time_left(pair, options):
         found = _concentrated(pair, best, lineages, pool, found, options)
     pair.timer.add("minimisation", t2)
