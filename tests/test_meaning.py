@@ -126,3 +126,65 @@ def test_an_aggregate_needs_a_whole_witness_of_the_difference(executor):
     assert answers is not None
     assessed = meaning.assess(starved, answers)
     assert assessed.rank == NON_DEGENERATE and "witness" in assessed.why[0]
+
+
+def test_a_row_of_keys_only_is_its_own_key():
+    """A query without aggregates keys each row by all its columns: the row, normalised
+    once, is the key (as normalising the key columns apart gives), NULL rows apart."""
+    from siselect.instances.meaning import Shape, keyed
+    from siselect.runtime.answers import normal_row
+
+    rows = [("a", 1), ("a", 1.0), (None, None), ("b", None), (2, "x")]
+    found = keyed(rows, Shape((0, 1), ()))
+    assert found[normal_row(("a", 1))] == frozenset({normal_row(("a", 1))})
+    assert len(found) == 4 and found[normal_row(("b", None))] == frozenset(
+        {normal_row(("b", None))})
+    assert keyed(rows, Shape((1, 0), ())).keys() == found.keys()  # column order ignored
+    grouped = keyed([("a", 1), ("a", 2)], Shape((0,), (1,)))
+    assert list(grouped.values()) == [frozenset({normal_row(("a", 1)), normal_row(("a", 2))})]
+
+
+def test_a_tournament_keys_each_answer_on_d_once(executor):
+    """Separating a pair again (away from its instance's rows) with the tournament's
+    witness cache keys the answers on D once: the second search gets the same objects."""
+    from siselect.instances.witness_cache import WitnessCache
+
+    catalog = load_catalog(executor)
+    trees = (to_tree(NOT_MARVEL_IN, "postgres", catalog),
+             to_tree(NOT_MARVEL_ID, "postgres", catalog))
+    cache = WitnessCache()
+    on_d = tuple(Pair(executor, catalog, trees).run_strict(t) for t in trees)
+    first = separation.separate_pair(Pair(executor, catalog, trees, witnesses=cache), *on_d,
+                                     separation.Options())
+    kept = {k: v for k, v in cache.facts.items() if k[0] == "keyed on D"}
+    assert first["status"] == "separated" and len(kept) == 2
+    again = separation.separate_pair(
+        Pair(executor, catalog, trees, witnesses=cache), *on_d,
+        separation.Options(exclude=tuple(first["row_ids"])))
+    assert again["status"] == "separated" and set(again["row_ids"]) != set(first["row_ids"])
+    assert all(cache.facts[k] is v for k, v in kept.items())
+    assert len([k for k in cache.facts if k[0] == "keyed on D"]) == 2
+
+
+def test_a_pair_compares_its_answers_on_d_once_per_tournament(executor):
+    """The pair separated the other way round and again away from its instance compares
+    its answers on D once (with the tournament's witness cache), with the same verdict."""
+    from siselect.instances.witness_cache import WitnessCache
+
+    catalog = load_catalog(executor)
+    trees = (to_tree(NOT_MARVEL_IN, "postgres", catalog),
+             to_tree(NOT_MARVEL_ID, "postgres", catalog))
+    on_d = tuple(Pair(executor, catalog, trees).run_strict(t) for t in trees)
+    cache = WitnessCache()
+    first = separation.separate_pair(Pair(executor, catalog, trees, witnesses=cache), *on_d,
+                                     separation.Options())
+    mirrored = separation.separate_pair(Pair(executor, catalog, trees[::-1], witnesses=cache),
+                                        *on_d[::-1], separation.Options())
+    again = separation.separate_pair(Pair(executor, catalog, trees, witnesses=cache), *on_d,
+                                     separation.Options(exclude=tuple(first["row_ids"])))
+    assert [r["status"] for r in (first, mirrored, again)] == ["separated"] * 3
+    assert [k for k in cache.by_args if k[0] == "same on D"] == [
+        ("same on D", (tuple(sorted(t.sql("postgres") for t in trees)),))]
+    same = separation.separate_pair(Pair(executor, catalog, trees[:1] * 2, witnesses=cache),
+                                    on_d[0], on_d[0], separation.Options())
+    assert same["status"] == "same_answer"

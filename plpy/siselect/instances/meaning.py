@@ -24,8 +24,9 @@ addition hold a whole witness of the difference (a witness of one query's answer
 none of the other's, W1-W2 or W2-W1), when the witness sets differ at all.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -91,12 +92,15 @@ Keyed = dict[Any, frozenset]
 def keyed(rows: Sequence[Sequence[Any]], s: Shape) -> Keyed:
     """An answer as {key: the set of its normalised rows with that key}."""
     groups: dict[Any, set] = {}
+    # Every column a key, in order (no aggregate): the key is the row itself, normalised
+    # once (a list of names on a large D: tens of thousands of rows).
+    whole = bool(rows) and s.keys == tuple(range(len(rows[0])))
     for row in rows:
         full = normal_row(row)
         if full is None:  # an all-NULL row is a row of its own (BIRD's rule, same_result)
             groups.setdefault(_NULL_ROW, set()).add(None)
             continue
-        key = normal_row([row[i] for i in s.keys]) if s.keys else ()
+        key = full if whole else normal_row([row[i] for i in s.keys]) if s.keys else ()
         groups.setdefault(_NULL_KEY if key is None else key, set()).add(full)
     return {k: frozenset(v) for k, v in groups.items()}
 
@@ -139,13 +143,20 @@ class Meaning:
     @classmethod
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
            differing: Collection[Sequence[int]],
-           witnesses: Sequence[Collection[Sequence[int]] | None] = (None, None)) -> "Meaning":
+           witnesses: Sequence[Collection[Sequence[int]] | None] = (None, None),
+           keyed_on_d: Callable[[int, Callable[[], Keyed]], Keyed] | None = None,
+           ) -> "Meaning":
+        """``keyed_on_d(i, compute)``: query ``i``'s answer on D keyed, given how to
+        compute it (a tournament keeps it per candidate, for all its duels)."""
         s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
         aggregated = bool(s1.values or s2.values) or any(
             is_aggregate_call(n) for t in trees for n in t.walk())
         known = tuple(None if ws is None else [frozenset(w) for w in ws] for ws in witnesses)
         as_on_d = (degenerate_reason("q1", on_d[0], s1), degenerate_reason("q2", on_d[1], s2))
-        return cls((s1, s2), (keyed(on_d[0].rows, s1), keyed(on_d[1].rows, s2)), aggregated,
+        ask = keyed_on_d or (lambda i, compute: compute())
+        keyed_d = tuple(ask(i, partial(keyed, a.rows, s))
+                        for i, (a, s) in enumerate(zip(on_d, (s1, s2), strict=True)))
+        return cls((s1, s2), (keyed_d[0], keyed_d[1]), aggregated,
                    [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)
 
     def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:

@@ -148,6 +148,16 @@ def separate_pair(
         return _separate(pair, a1, a2, options, started)
 
 
+def _same_on_d(pair: Pair, a1: Rows, a2: Rows) -> bool:
+    """Whether the answers on D are the same (:func:`.pair.same_result`): once per pair of
+    queries in a tournament, whichever way round and however often the pair is separated
+    again (comparing two answers of tens of thousands of rows costs as much as a search)."""
+    if pair.witnesses is None:
+        return same_result(a1.rows, a2.rows)
+    texts = tuple(sorted(pair.witnesses.text(t) for t in pair.trees))
+    return pair.witnesses.once("same on D", lambda _: same_result(a1.rows, a2.rows))(texts)
+
+
 def _budget_spent() -> BudgetExceeded:
     return BudgetExceeded("the time budget of this call is spent", "57014")
 
@@ -163,7 +173,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         "rows_on_d": {"q1": len(a1.rows), "q2": len(a2.rows)},
     }
     try:
-        if same_result(a1.rows, a2.rows):
+        if _same_on_d(pair, a1, a2):
             return _finish(
                 result,
                 pair,
@@ -383,7 +393,8 @@ def _search(
     result["backend"], result["backend_reason"] = served.backend, served.reason
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
-    meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool))
+    meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool),
+                         lambda i, compute: pair.remember("keyed on D", pair.trees[i], compute))
     pair.timer.add("lineage", t0)
     if not closure:
         return _explore(pair, options, _Best(pair, meaning), lineages, pool, notes), \
