@@ -188,3 +188,20 @@ def test_a_pair_compares_its_answers_on_d_once_per_tournament(executor):
     same = separation.separate_pair(Pair(executor, catalog, trees[:1] * 2, witnesses=cache),
                                     on_d[0], on_d[0], separation.Options())
     assert same["status"] == "same_answer"
+
+
+def test_an_answer_of_keys_only_keyed_from_its_normal_form_reads_as_the_dict_did():
+    """Every column a key: the keyed answer is read from the normalised answer (one pass,
+    shared with the comparison on D) and answers membership, groups and keys as the
+    dict of one-row groups did, a row of NULLs included."""
+    from siselect.instances.meaning import _NULL_ROW, Shape, keyed
+    from siselect.runtime.answers import normal_answer, normal_row
+
+    rows = [("a", 1), ("a", 1.0), (None, None), ("b", None)]
+    found = keyed(rows, Shape((0, 1), ()), normal_answer(rows))
+    expected = {normal_row(("a", 1)): frozenset({normal_row(("a", 1))}),
+                normal_row(("b", None)): frozenset({normal_row(("b", None))}),
+                _NULL_ROW: frozenset({None})}
+    assert dict(found) == expected and set(found.keys()) == set(expected)
+    assert normal_row(("c", 2)) not in found and _NULL_ROW in found
+    assert _NULL_ROW not in keyed(rows[:2], Shape((0, 1), ()))

@@ -24,15 +24,15 @@ addition hold a whole witness of the difference (a witness of one query's answer
 none of the other's, W1-W2 or W2-W1), when the witness sets differ at all.
 """
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
-from siselect.instances.pair import Failed
-from siselect.runtime.answers import normal_row
+from siselect.instances.pair import Failed, Normal
+from siselect.runtime.answers import normal_answer, normal_row
 from siselect.runtime.executor import Rows
 from siselect.witnesses.lineage.analysis import (
     is_aggregate_call,
@@ -86,21 +86,46 @@ def _window_columns(tree: exp.Query, width: int) -> tuple[int, ...]:
                  if any(isinstance(n, exp.Window) for n in own_nodes(e)))
 
 
-Keyed = dict[Any, frozenset]
+Keyed = Mapping[Any, frozenset]
 
 
-def keyed(rows: Sequence[Sequence[Any]], s: Shape) -> Keyed:
-    """An answer as {key: the set of its normalised rows with that key}."""
+class RowsAsKeys(Mapping):
+    """The keyed form of an answer whose every column is a key: each normalised row is its
+    own group (and a row of NULLs one more), read from the normalised answer itself rather
+    than built as a dict of one-row sets (an answer of tens of thousands of names)."""
+
+    def __init__(self, normal: Normal):
+        self.rows, self.null_row = normal
+
+    def __contains__(self, key: object) -> bool:
+        return (self.null_row and key == _NULL_ROW) or key in self.rows
+
+    def __getitem__(self, key: Any) -> frozenset:
+        if key not in self:
+            raise KeyError(key)
+        return frozenset((None,)) if key == _NULL_ROW else frozenset((key,))
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.rows
+        if self.null_row:
+            yield _NULL_ROW
+
+    def __len__(self) -> int:
+        return len(self.rows) + self.null_row
+
+
+def keyed(rows: Sequence[Sequence[Any]], s: Shape, normal: Normal | None = None) -> Keyed:
+    """An answer as {key: the set of its normalised rows with that key}; ``normal``: the
+    answer normalised already (:func:`.answers.normal_answer`), if known."""
+    if rows and s.keys == tuple(range(len(rows[0]))):  # every column a key, in order
+        return RowsAsKeys(normal_answer(rows) if normal is None else normal)
     groups: dict[Any, set] = {}
-    # Every column a key, in order (no aggregate): the key is the row itself, normalised
-    # once (a list of names on a large D: tens of thousands of rows).
-    whole = bool(rows) and s.keys == tuple(range(len(rows[0])))
     for row in rows:
         full = normal_row(row)
         if full is None:  # an all-NULL row is a row of its own (BIRD's rule, same_result)
             groups.setdefault(_NULL_ROW, set()).add(None)
             continue
-        key = full if whole else normal_row([row[i] for i in s.keys]) if s.keys else ()
+        key = normal_row([row[i] for i in s.keys]) if s.keys else ()
         groups.setdefault(_NULL_KEY if key is None else key, set()).add(full)
     return {k: frozenset(v) for k, v in groups.items()}
 
@@ -145,16 +170,19 @@ class Meaning:
            differing: Collection[Sequence[int]],
            witnesses: Sequence[Collection[Sequence[int]] | None] = (None, None),
            keyed_on_d: Callable[[int, Callable[[], Keyed]], Keyed] | None = None,
+           normal_on_d: Callable[[int], Normal] | None = None,
            ) -> "Meaning":
         """``keyed_on_d(i, compute)``: query ``i``'s answer on D keyed, given how to
-        compute it (a tournament keeps it per candidate, for all its duels)."""
+        compute it (a tournament keeps it per candidate, for all its duels);
+        ``normal_on_d(i)``: that answer normalised."""
         s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
         aggregated = bool(s1.values or s2.values) or any(
             is_aggregate_call(n) for t in trees for n in t.walk())
         known = tuple(None if ws is None else [frozenset(w) for w in ws] for ws in witnesses)
         as_on_d = (degenerate_reason("q1", on_d[0], s1), degenerate_reason("q2", on_d[1], s2))
         ask = keyed_on_d or (lambda i, compute: compute())
-        keyed_d = tuple(ask(i, partial(keyed, a.rows, s))
+        keyed_d = tuple(ask(i, partial(keyed, a.rows, s,
+                                       None if normal_on_d is None else normal_on_d(i)))
                         for i, (a, s) in enumerate(zip(on_d, (s1, s2), strict=True)))
         return cls((s1, s2), (keyed_d[0], keyed_d[1]), aggregated,
                    [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)

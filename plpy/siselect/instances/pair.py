@@ -23,7 +23,7 @@ from siselect.instances.shadow import RowsByTable, restricted_sql
 from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, with_ties
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
-from siselect.runtime.answers import has_null_row, same_answer
+from siselect.runtime.answers import has_null_row, same_answer, same_normalised
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, Rows
@@ -39,13 +39,21 @@ DATA_ERROR_CLASSES = ("21", "22")
 ERROR_COLUMN = "siselect: error"
 
 
-def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]) -> bool:
+#: An answer normalised, and whether it holds a row of NULLs (:func:`.answers.normal_answer`).
+Normal = tuple[frozenset, bool]
+
+
+def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]],
+                normal: tuple[Normal, Normal] | None = None) -> bool:
     """Whether two answers are the same, as a separation reads them: the same set of rows
     (:func:`siselect.runtime.answers.same_answer`: tolerance, column order and duplicates
     ignored), and a row of NULLs in both or in neither. ``same_answer`` drops all-NULL rows,
     but BIRD's rule (sets of row tuples) and exact grouping do not: one all-NULL row
     (``SUM`` over nothing) and no row at all are two answers, and two groups whose duel
-    must be separated, not drawn as the same answer."""
+    must be separated, not drawn as the same answer. ``normal``: both answers already
+    normalised (:data:`Normal`)."""
+    if normal is not None:
+        return same_normalised(normal[0][0], normal[1][0]) and normal[0][1] == normal[1][1]
     return same_answer(a_rows, b_rows) and has_null_row(a_rows) == has_null_row(b_rows)
 
 

@@ -24,7 +24,7 @@ from siselect.instances.meaning import (
     Meaning,
 )
 from siselect.instances.minimise import ddmin
-from siselect.instances.pair import BudgetExceeded, Pair, Timer, same_result
+from siselect.instances.pair import BudgetExceeded, Normal, Pair, Timer, same_result
 from siselect.instances.references import (
     fetch_instance,
     referenced_rows,
@@ -43,6 +43,7 @@ from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import tie_explained, tie_sensitive
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
+from siselect.runtime.answers import normal_answer
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
@@ -155,7 +156,14 @@ def _same_on_d(pair: Pair, a1: Rows, a2: Rows) -> bool:
     if pair.witnesses is None:
         return same_result(a1.rows, a2.rows)
     texts = tuple(sorted(pair.witnesses.text(t) for t in pair.trees))
-    return pair.witnesses.once("same on D", lambda _: same_result(a1.rows, a2.rows))(texts)
+    normal = (_normal_on_d(pair, 0, a1), _normal_on_d(pair, 1, a2))
+    return pair.witnesses.once("same on D", lambda _: same_result(a1.rows, a2.rows, normal))(
+        texts)
+
+
+def _normal_on_d(pair: Pair, i: int, answer: Rows) -> Normal:
+    """Query ``i``'s answer on D normalised, once per candidate in a tournament."""
+    return pair.remember("normal on D", pair.trees[i], partial(normal_answer, answer.rows))
 
 
 def _budget_spent() -> BudgetExceeded:
@@ -394,7 +402,8 @@ def _search(
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
     meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool),
-                         lambda i, compute: pair.remember("keyed on D", pair.trees[i], compute))
+                         lambda i, compute: pair.remember("keyed on D", pair.trees[i], compute),
+                         lambda i: _normal_on_d(pair, i, on_d[i]))
     pair.timer.add("lineage", t0)
     if not closure:
         return _explore(pair, options, _Best(pair, meaning), lineages, pool, notes), \

@@ -552,7 +552,23 @@ def same_answer(a_rows: Iterable[Sequence[Any]], b_rows: Iterable[Sequence[Any]]
     second look: in the usual case ``b`` is never indexed at all.
     """
     with _no_gc():
-        a, b = normalise(a_rows, tolerance), normalise(b_rows, tolerance)
+        return same_normalised(normalise(a_rows, tolerance), normalise(b_rows, tolerance),
+                               tolerance)
+
+
+def normal_answer(rows: Iterable[Sequence[Any]], tolerance: Tolerance = SQL_TOLERANCE
+                  ) -> tuple[frozenset[NormalRow], bool]:
+    """:func:`normalise` and :func:`has_null_row` of one answer, in one pass over its rows
+    (an answer on D compared in many duels is normalised once)."""
+    with _no_gc():
+        normal = [normal_row(row, tolerance) for row in _checked(rows)]
+        return frozenset(r for r in normal if r is not None), None in normal
+
+
+def same_normalised(a: frozenset[NormalRow], b: frozenset[NormalRow],
+                    tolerance: Tolerance = SQL_TOLERANCE) -> bool:
+    """:func:`same_answer` of two answers already normalised (:func:`normalise`)."""
+    with _no_gc():
         if a == b:
             return True
         cells = _Cells(tolerance)
