@@ -35,10 +35,10 @@ class Served:
 
 
 def _lineage(executor: Executor, trees, catalog: Catalog, seed: int, reason: str,
-             cache: WitnessCache | None) -> Served:
+             cache: WitnessCache | None, defer: bool = False) -> Served:
     lineages = _witness_queries(REGISTRY["lineage"], trees, catalog, cache, strict=True)
     assert not isinstance(lineages, str)
-    pool = (cache.pool(executor, lineages, seed) if cache is not None
+    pool = (cache.pool(executor, lineages, seed, defer) if cache is not None
             else fetch_lineage_pool(executor, lineages, seed))
     return Served("lineage", reason, lineages, pool)
 
@@ -66,13 +66,15 @@ def serve(
     requested: str,
     seed: int,
     cache: WitnessCache | None = None,
+    defer: bool = False,
 ) -> Served:
     """Fetch the witness pool with the ``requested`` backend (a name of the registry, or
     "auto": the first of :data:`PREFERENCE` that can run here and handles both queries).
 
     A named backend that cannot run on this server at all is an error rather than a silent
     substitute; otherwise lineage serves, and the reason says why. With a ``cache``, each
-    query's witnesses are computed once for all the pairs it is in.
+    query's witnesses are computed once for all the pairs it is in, and ``defer`` leaves
+    the lineage pool's completion to its ``finish`` (see :meth:`WitnessCache.pool`).
     """
     if requested not in BACKENDS:
         raise InvalidInput(f"unknown backend {requested!r}; use {', '.join(BACKENDS)}")
@@ -93,6 +95,8 @@ def serve(
             continue
         try:
             trusting = executor_for(executor, lineages)
+            # Completed here, never deferred: a shape the backend refuses at planning
+            # time must fail now, where another backend can still serve.
             pool = (cache.pool(trusting, lineages, seed) if cache is not None else
                     fetch_pool(trusting, lineages[0].sql, lineages[1].sql, seed))
         except QueryFailed as exc:
@@ -102,4 +106,4 @@ def serve(
             continue
         return Served(name, f"{backend.label} is enabled here and handles both queries",
                       lineages, pool)
-    return _lineage(executor, trees, catalog, seed, why, cache)
+    return _lineage(executor, trees, catalog, seed, why, cache, defer)

@@ -17,14 +17,15 @@ costs more than computing its key ``k`` (equal witnesses have equal keys; see
    so the members of each class found there are exactly its first ones in the order; a
    class found there is taken from there (then maybe fewer than ``POOL`` of it);
 3. *completion*: each class with no witness in the sample (small, or empty: a query whose
-   witnesses are a subset of the other's) computed whole, by one anti- or semi-join on keys.
+   witnesses are a subset of the other's) computed whole, by one anti- or semi-join on keys
+   (in a tournament only when a search needs it: ``Pool.finish``).
 
 The steps taken depend on the sizes only, so a seed always gives the same pool.
 """
 
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from siselect.runtime.executor import Executor
@@ -41,6 +42,9 @@ class Pool:
     """Samples of W1-W2 ("only1"), W2-W1 ("only2") and of W1∩W2 ("both"), with set sizes.
 
     A size is exact unless its class is named in ``estimated`` (scaled from the sample).
+    ``finish``, when set: the classes the samples did not see are not completed yet (step
+    3 deferred, :meth:`siselect.instances.witness_cache.WitnessCache.pool`); calling it
+    gives the completed pool.
     """
 
     only1: list[list[int]] = field(default_factory=list)
@@ -48,6 +52,7 @@ class Pool:
     both: list[list[int]] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     estimated: list[str] = field(default_factory=list)
+    finish: Callable[[], "Pool"] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

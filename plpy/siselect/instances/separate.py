@@ -13,7 +13,7 @@ from typing import Any
 from sqlglot import exp
 
 from siselect.instances import integrity
-from siselect.instances.backends import serve
+from siselect.instances.backends import Served, serve
 from siselect.instances.inclusions import Closure, new_facts
 from siselect.instances.meaning import (
     DEGENERATE,
@@ -397,8 +397,32 @@ def _search(
     one that breaks them searched for, as before."""
     t0 = time.perf_counter()
     served = serve(pair.executor, pair.trees, pair.catalog, options.backend, options.seed,
-                   pair.witnesses)
+                   pair.witnesses, defer=True)
     result["backend"], result["backend_reason"] = served.backend, served.reason
+    if options.exclude and served.pool.finish is not None:
+        # A pair separated again away from its earlier instances (the tournament's
+        # overlapping instances, most of which find nothing) searches the pool as its
+        # first search left it: that search separated without the completion.
+        served = replace(served, pool=replace(served.pool, finish=None))
+    try:
+        return _searched(pair, options, on_d, closure, served, t0)
+    except _Unfinished:
+        # Nothing meaningful from the classes the samples hold: the ones they did not see
+        # completed on the server, and the search again from the start, as if they had
+        # been there from the first (an empty completion leaves the pool as it was).
+        assert served.pool.finish is not None
+        t0 = time.perf_counter()
+        return _searched(pair, options, on_d, closure, replace(served, pool=served.pool.finish()),
+                         t0)
+
+
+class _Unfinished(Exception):
+    """A search on a pool whose completion was deferred found nothing meaningful."""
+
+
+def _searched(pair: Pair, options: Options, on_d: tuple[Rows, Rows], closure: Closure | None,
+              served: Served, t0: float) -> tuple[list[int] | None, Meaning, list[str]]:
+    """:func:`_search` on the pool ``served``."""
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
     meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool),
@@ -436,6 +460,8 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         for rows in paper_proposals(pool, m, n, options.seed):
             if rows and best.consider(rows) < FAILED:
                 break
+        if best.rank > MEANINGFUL and pool.finish is not None:
+            raise _Unfinished()
         pair.timer.add("search", t1)
         return best.by_rank.get(best.rank)
     # The empty instance is degenerate: kept only when nothing better separates (a COUNT
@@ -450,11 +476,15 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         if best.rank == MEANINGFUL or (best.by_rank and not _time_left(pair, options)):
             break
         best.consider(rows)
+    if best.rank > MEANINGFUL and pool.finish is not None:
+        raise _Unfinished()  # before the fallbacks, which cost more than the completion
     if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
         _fallback(pair, best, lineages, notes, frozenset(options.exclude), options.seed)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
     found = best.minimised(options.max_rows, lambda: _time_left(pair, options))
+    if (found is None or len(found) > options.max_rows) and pool.finish is not None:
+        raise _Unfinished()
     if (found is None or len(found) > options.max_rows) and _time_left(pair, options):
         found = _concentrated(pair, best, lineages, pool, found, options)
     pair.timer.add("minimisation", t2)
@@ -473,7 +503,8 @@ def _without(pool: Pool, exclude: tuple[int, ...]) -> Pool:
     kept = {name: [w for w in getattr(pool, name) if out.isdisjoint(w)] for name in _CLASSES}
     sizes = {name: n - (len(getattr(pool, name)) - len(kept[name]))
              if name in kept and _whole(pool, name) else n for name, n in pool.sizes.items()}
-    return replace(pool, sizes=sizes, **kept)
+    return replace(pool, sizes=sizes, only1=kept["only1"], only2=kept["only2"],
+                   both=kept["both"])
 
 
 def _whole(pool: Pool, name: str) -> bool:

@@ -201,6 +201,9 @@ class WitnessCache:
     lineages: dict[tuple[str, str], Lineage] = field(default_factory=dict)
     samples: dict[tuple[str, int], Sample] = field(default_factory=dict)
     pools: dict[tuple[tuple[str, ...], int], Pool] = field(default_factory=dict)
+    # Pools whose completion waits for a search that needs it: (executor, sides, classes).
+    unfinished: dict[tuple[tuple[str, ...], int], tuple[Executor, Sides, list[int]]] = field(
+        default_factory=dict)
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
     by_args: dict[tuple[str, tuple], Any] = field(default_factory=dict)  # see once
@@ -225,31 +228,55 @@ class WitnessCache:
             self.lineages[key] = backend.witness_query(tree, catalog)
         return self.lineages[key]
 
-    def pool(self, executor: Executor, lineages: Sequence[Lineage], seed: int) -> Pool:
-        """The pool of a pair, as :func:`~siselect.instances.search.fetch_pool` gives it."""
+    def pool(self, executor: Executor, lineages: Sequence[Lineage], seed: int,
+             defer: bool = False) -> Pool:
+        """The pool of a pair, as :func:`~siselect.instances.search.fetch_pool` gives it.
+
+        ``defer``: the classes the samples did not see are completed only when the caller
+        calls the pool's ``finish`` (a search that found nothing meaningful without them):
+        the completion joins both whole witness sets (superhero x1000 task 751: 8-12 s to
+        learn that W2-W1 is empty), where a search on the samples' classes often ends at
+        once. Until then the pool is the one an empty completion gives."""
         keyed = all(lin.keyed_sql is not None for lin in lineages)
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
         key = (tuple(streams), seed)
-        mirrored = self.pools.get((tuple(reversed(streams)), seed))
-        if key not in self.pools and mirrored is not None:
+        other = (tuple(reversed(streams)), seed)
+        if key not in self.pools and other in self.pools:
             # The pair met the other way round (B against A in a later round): the same
             # classes with the differences' names exchanged, and no completion run again.
             # Witnesses are canonical arrays (rows sorted), so either side's is the same.
-            return mirror(mirrored)
+            if not defer:
+                self._finished(other)
+            mirrored = mirror(self.pools[other])
+            if other in self.unfinished:
+                mirrored.finish = lambda: mirror(self._finished(other))
+            return mirrored
         if key not in self.pools:
             first, second = (self._sample(executor, s, seed) for s in streams)
             looked_up = {} if first is second else self._look_up(executor, first, second,
                                                                  streams)
             pool, unseen = pool_of(first, second, looked_up=looked_up)
-            if unseen:
-                self.witness_statements += 1
-                sides = Sides(seed, {3: streams[0]} if first is second
-                              else {1: streams[0], 2: streams[1]})
-                complete(executor, sides, unseen, pool)
             self.pools[key] = pool
+            if unseen:
+                self.unfinished[key] = (executor, Sides(
+                    seed, {3: streams[0]} if first is second else {1: streams[0], 2: streams[1]}
+                ), unseen)
+        if not defer:
+            return self._finished(key)
         # A copy: the pair separated again (away from an earlier instance) gets the same
         # pool without its completion, a join of both whole sets, run again.
+        found = copy.deepcopy(self.pools[key])
+        if key in self.unfinished:
+            found.finish = lambda: self._finished(key)
+        return found
+
+    def _finished(self, key: tuple[tuple[str, ...], int]) -> Pool:
+        """A copy of the pool of ``key``, its unseen classes completed on the server (once)."""
+        if key in self.unfinished:
+            executor, sides, unseen = self.unfinished.pop(key)
+            self.witness_statements += 1
+            complete(executor, sides, unseen, self.pools[key])
         return copy.deepcopy(self.pools[key])
 
     def _look_up(self, executor: Executor, first: Sample, second: Sample,
