@@ -254,6 +254,8 @@ def _overlapping(t: Tournament, match: Match, pair: Pair, kept: Separated
     by_table = sorted(group_rows(match.exclude, t.catalog).values(), key=lambda r: -len(r))
     for row in [r for rows in by_table for r in sorted(rows)][:OVERLAP_SEARCHES]:
         other_pair, other = _kept(t, match.a, match.b, (row,))
+        if other.status.get("separation") == "error":
+            break  # out of time or lineage: the next row's search would be too
         rows = frozenset(other.sep.get("row_ids") or ())
         if other.on_d is not None and rows not in match.instances:
             return other_pair, other, len(rows & match.exclude)
