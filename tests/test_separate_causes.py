@@ -3,7 +3,8 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 
 - a row of NULLs is a row (BIRD's rule): one all-NULL row and no row are two answers, on D
   (``same_answer`` status) and on D' (a tie at LIMIT 1 does not explain a NULL top row);
-- an answer degenerate on D' as it is on D (a NULL top row) has kept its meaning;
+- an answer degenerate on D' as it is on D (a NULL top row) has kept its meaning, and a
+  verdict on a degenerate D' where both answer as on D counts in full;
 - an aggregate over none of its witnesses (a COUNT of nothing) is degenerate: the question's
   SUM of nothing is NULL, so the judge cannot tell the queries apart there;
 - an answer that hangs on ties at a cut below the top (the best event of a derived table)
@@ -109,6 +110,27 @@ def test_the_reference_judge_decides_a_null_row_against_no_row(causes):
         assert result["winner"]["index"] == winner
         assert result["decided_by"] == "tournament"
         assert {d["verdict"] for d in result["duels"]} == {"ab"[winner]}
+
+
+def test_a_verdict_on_d_own_degenerate_disagreement_counts_in_full(causes):
+    """On D itself neither answer reads a row (MAX of no station against no station): the
+    empty D' is degenerate, and it is D's own disagreement (both answer there as on D), so
+    the judge's verdict counts as on a meaningful D' and the one right candidate beats a
+    group of three (with a quarter of its weight, the group's size won)."""
+    catalog = load_catalog(causes)
+    null_row = "SELECT MAX(segment) FROM station WHERE country = 'AUT'"
+    no_rows = ["SELECT segment FROM station WHERE country = 'AUT'",
+               "SELECT segment FROM station WHERE country = 'AUT' AND id > 0",
+               "SELECT segment FROM station WHERE country = 'AUT' AND segment IS NOT NULL"]
+    judge = ReferenceJudge(to_tree(null_row, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        causes, [*no_rows, null_row], "Which segment do the stations of AUT have?", None,
+        judge, separation.Options(), catalog=catalog))
+    assert [g["members"] for g in result["groups"]] == [[0, 1, 2], [3]]
+    duel = result["duels"][0]
+    assert duel["rows"] == 0 and duel["meaning"] == "degenerate" and duel["as_on_d"] is True
+    assert duel["reliability"] > 0.9
+    assert result["winner"]["index"] == 3
 
 
 # The district of the best school (NULL) against the district with the best average.

@@ -243,6 +243,9 @@ class Duel:
         "by side (a, b): the input indexes of the unit's members, each run on D'", absent=True)
     matched: Maybe[list[int]] = doc("members whose answer on D' matches the judge's",
                                     absent=True)
+    as_on_d: Maybe[bool] = doc("both representatives answer on D' as on D: a degenerate D' "
+                               "showing D's own disagreement, its verdict weighed as a "
+                               "meaningful one's", absent=True)
     reliability: Maybe[float] = doc("how far the verdict is believed (evidence scoring, "
                                     "docs/selection.md)", absent=True)
     again: Maybe[str] = doc("why the pair is separated again on another instance",

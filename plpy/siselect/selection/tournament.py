@@ -419,9 +419,23 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         record["reference_answer"] = answer_json(ref)
         if answer.rows is not None and not matches_judge(ref.rows, answer.rows):
             record["evidence_against_reference"] = True
-    r = scoring.reliability(t.accuracy, sep.get("meaning"), answer.votes)
+    meaning = sep.get("meaning")
+    if meaning == "degenerate" and _as_on_d(t, record["a"], record["b"], p.on_d):
+        # Both answer on D' as on D (a NULL aggregate against no row, on D as on an empty
+        # D'): the judge sees D's own disagreement, which no instance shows less degenerate.
+        record["as_on_d"] = True
+        meaning = "meaningful"
+    r = scoring.reliability(t.accuracy, meaning, answer.votes)
     record["reliability"] = round(r, 6)
     _score_members(t, p, members, answer.rows, tolerance, r)
+
+
+def _as_on_d(t: Tournament, a: int, b: int, on_instance: tuple[Rows, Rows]) -> bool:
+    """Whether both representatives answer on D' exactly as on D (BIRD's rule)."""
+    on_d = (t.entries[a].answer, t.entries[b].answer)
+    return all(d is not None and not isinstance(there, Failed)
+               and exact_key(d.rows) == exact_key(there.rows)
+               for d, there in zip(on_d, on_instance, strict=True))
 
 
 def _shown_answer(t: Tournament, index: int, run: Any) -> Rows:
