@@ -433,8 +433,7 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
 def _as_on_d(t: Tournament, a: int, b: int, on_instance: tuple[Rows, Rows]) -> bool:
     """Whether both representatives answer on D' exactly as on D (BIRD's rule)."""
     on_d = (t.entries[a].answer, t.entries[b].answer)
-    return all(d is not None and not isinstance(there, Failed)
-               and exact_key(d.rows) == exact_key(there.rows)
+    return all(d is not None and _answer_key(d) == _answer_key(there)
                for d, there in zip(on_d, on_instance, strict=True))
 
 
