@@ -7,7 +7,9 @@ that returns those witnesses as sorted ``bigint[]`` of row ids (:mod:`..runtime.
 each with a cheaper key to compare them by, at about the cost of the query itself: ctids ride
 along as extra columns; the answer's own aggregate block returns the rows it groups (see
 :mod:`.groups`); other aggregates gather them with ``array_agg`` in the same pass, an outer
-query unnests them (see :mod:`.rep`).
+query unnests them (see :mod:`.rep`). A top-level cut (``ORDER BY ... LIMIT``, a bare
+``LIMIT``) narrows the grouped derived tables and CTEs it reads to the groups its rows read
+before they gather (see :mod:`.cut`).
 
 Exact: joins of every kind, WHERE/HAVING, GROUP BY, DISTINCT, ORDER BY ... LIMIT, CASE,
 derived tables and CTEs (aggregated or not), UNION, positive IN/EXISTS/scalar subqueries

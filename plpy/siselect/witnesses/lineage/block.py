@@ -18,7 +18,7 @@ from sqlglot import exp
 from siselect.runtime import rowids
 from siselect.runtime.catalog import Table
 from siselect.runtime.privileges import readable_columns
-from siselect.witnesses.lineage import windows
+from siselect.witnesses.lineage import cut, windows
 from siselect.witnesses.lineage.analysis import (
     Source,
     alias_ident,
@@ -46,18 +46,21 @@ from siselect.witnesses.lineage.rep import (
     expansion,
     parse_expr,
     pass_through,
+    quoted,
     sql,
 )
 from siselect.witnesses.lineage.rows import absorb_offset
 from siselect.witnesses.lineage.subqueries import JoinPlan, plan_subqueries
 
 
-def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewritten:
+def rewrite_select(select: exp.Select, env: Env, shape: str = "groups",
+                   keep: exp.Expr | None = None, top: bool = False) -> Rewritten:
     """Rewrite a SELECT (already copied, its WITH already hoisted).
 
     ``shape`` "rows" or "survivors": the answer's own aggregate or DISTINCT SELECT,
     witnessed by the rows it groups (all, or those of the groups it answers: see
-    :mod:`.groups`).
+    :mod:`.groups`). ``keep``: a condition its rows must meet before any grouping (the
+    narrowing of :mod:`.cut`); ``top``: the answer's SELECT, whose cut narrows its items.
     """
     distinct = select.args.get("distinct")
     plain_distinct = distinct is not None and distinct.args.get("on") is None
@@ -68,9 +71,11 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewri
     keys = answer_keys(original, sources) if original is not None else None
     if shape == "survivors" and keys is None:
         shape = "groups"
+    narrowed = cut.narrow(select, sources, env) if top and shape == "groups" else {}
     parts = Parts()
     items: list[Item] = []
-    exposed = [_rewrite_item(source, env, parts, items) for source in sources]
+    exposed = [_rewrite_item(source, env, parts, items, narrowed.get(i))
+               for i, source in enumerate(sources)]
     add_items(items, parts, env)
     aggregated = is_aggregated(select)
     plans = plan_subqueries(select, sources, aggregated, env)
@@ -79,6 +84,9 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups") -> Rewri
     names = _names(select, sources, env)
     for plan in plans:
         _attach(select, plan, parts)
+    if keep is not None:
+        # After the subqueries were planned: the condition's own is no part of the query.
+        select.where(keep.copy(), copy=False)
     if has_window(select):
         if aggregated:
             env.ctx.approximate(windows.OVER_GROUPS_NOTE)
@@ -120,22 +128,32 @@ def _names(select: exp.Select, sources: list[Source], env: Env) -> list[str] | N
     return names
 
 
-def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item]) -> bool:
+def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item],
+                  narrowed: cut.Narrowed | None = None) -> bool:
     """Rewrite one FROM item in place and record what it provides: the slot of a base
-    table in ``parts``, the witness columns of a CTE or derived table in ``items``.
+    table in ``parts``, the witness columns of a CTE or derived table in ``items``
+    (``narrowed``: only the groups the answer's cut reads, see :mod:`.cut`).
 
     True when the item now shows witness columns of its own (``*`` would see them).
     """
     item = source.item
     alias = source.alias
+    keep = narrowed.keep if narrowed is not None else None
     cte = cte_key_of(item, env)
     if cte is not None:
         info = env.ctes[cte]
+        name, rep = info.global_name, info.rep
+        if narrowed is not None:
+            assert info.scope is not None
+            # Its own copy, narrowed; the CTE's other readers keep every group.
+            rewritten = env.ctx.rewrite(narrowed.body, info.scope, keep=keep)
+            name, rep = env.ctx.names.fresh("w"), rewritten.rep
+            listed = f"({', '.join(quoted(c) for c in info.renamed)})" if info.renamed else ""
+            env.ctx.ctes.append(f"{name}{listed} AS ({sql(rewritten.query)})")
         if item.args.get("alias") is None:
             item.set("alias", exp.TableAlias(this=item.this.copy()))
-        item.set("this", exp.to_identifier(info.global_name))
-        items.append(Item(sql(item.args["alias"].this), info.rep,
-                          exp.select("*").from_(info.global_name)))
+        item.set("this", exp.to_identifier(name))
+        items.append(Item(sql(item.args["alias"].this), rep, exp.select("*").from_(name)))
         return True
     if source.table_no is not None:
         assert alias is not None
@@ -151,7 +169,7 @@ def _rewrite_item(source: Source, env: Env, parts: Parts, items: list[Item]) -> 
         # A LATERAL or correlated item cannot be evaluated alone (see :mod:`.crossed`).
         alone = not isinstance(item, exp.Lateral) \
             and not outer_references(inner, env.ctx.catalog, env)
-        rewritten = env.ctx.rewrite(inner, env)
+        rewritten = env.ctx.rewrite(inner, env, keep=keep)
         body = rewritten.query.copy() if alone else None
         inner.replace(rewritten.query)
         items.append(Item(sql(alias), rewritten.rep, body))

@@ -30,6 +30,11 @@ class CteInfo:
     global_name: str  # name of the rewritten body in the hoisted WITH list
     rep: Rep
     columns: list[str] | None  # None: unknown
+    # The original body, its column list and the scope it was defined in: what rewriting
+    # it again, narrowed (see :mod:`.cut`), needs.
+    body: exp.Query | None = None
+    renamed: list[str] | None = None
+    scope: "Env | None" = None
 
 
 @dataclass

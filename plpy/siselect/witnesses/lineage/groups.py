@@ -7,13 +7,17 @@ answer can do without that, by :func:`shape`:
 
 - "rows": every group it forms is an answer row (no HAVING, LIMIT/OFFSET, DISTINCT ON,
   grouping sets): its witnesses are all the rows it groups, one witness each;
-- "survivors": it drops groups (HAVING, ORDER BY ... LIMIT, DISTINCT ON): the rows whose
-  group key is the key of a group the query answers, found by running the query again
-  with that key as one more column and a semi-join on it (:func:`survivors_filter`; an
-  OFFSET is absorbed into the LIMIT first, as for any answer);
+- "survivors": it drops groups (HAVING, a LIMIT with or without ORDER BY, DISTINCT ON):
+  the rows whose group key is the key of a group the query answers, found by running the
+  query again with that key as one more column (a DISTINCT without ORDER BY: as it is, its
+  outputs are the key) and a semi-join on it (:func:`survivors_filter`; an OFFSET is
+  absorbed into the LIMIT first, as for any answer). Which groups a bare LIMIT keeps is up
+  to the plan: the query run again keeps those of the answer's own plan, gathering every
+  group first (as "groups" would) another's, and holds every group's witnesses at once;
 - "groups": otherwise (grouping sets; a DISTINCT over aggregates that drops groups, whose
-  key is no per-row value; keys that cannot be recomputed on each row alone), gathered per
-  group like any other block.
+  key is no per-row value; a DISTINCT ON without ORDER BY, whose row kept of each group is
+  up to the plan; keys that cannot be recomputed on each row alone), gathered per group
+  like any other block.
 
 On a million rows the first two cost about a join, and a join plus the query, where
 gathering costs about twice the query and then spreading out (bench/lineage_speed.py).
@@ -51,9 +55,10 @@ def shape(select: exp.Select) -> str:
         return "rows"
     if plain_distinct and aggregated:
         return "groups"
-    if select.args.get("order") is None and not select.args.get("having"):
-        # Which groups a bare LIMIT or DISTINCT ON keeps is up to the plan: the query's
-        # own pass that gathers them keeps the answer's more surely than a second run.
+    if not plain_distinct and distinct is not None and select.args.get("order") is None \
+            and not select.args.get("having"):
+        # Which row of each group a DISTINCT ON keeps is up to the plan: the pass that
+        # gathers them keeps one with its witnesses, a second run's key could name another.
         return "groups"
     return "survivors" if not aggregated or grouping(select) == "keys" else "groups"
 
@@ -102,13 +107,22 @@ def survivors_filter(original: exp.Select, keys: list[exp.Expr], names: Names) -
     """A condition on a grouped row: its group is among those ``original`` answers.
 
     Record comparison (not a row constructor's) finds NULL equal to NULL, as grouping does,
-    and hashes.
+    and hashes. A DISTINCT without ORDER BY (its ``keys`` are its outputs) runs as it is:
+    a key column would be one more column to tell rows apart by, another plan, other rows
+    under a bare LIMIT than the answer's.
     """
-    keyed = original.copy()
     key, answered, found = names.fresh("key"), names.fresh("a"), names.fresh("g")
     row = f"ROW({', '.join(sql(k) for k in keys)})"
-    keyed.append("expressions", parse_expr(f"{row} AS {key}"))
-    # Only the key column is in scope around the semi-join: the row's key expressions,
-    # unqualified as the user wrote them, must not meet the answer's own columns.
-    answers = f"SELECT {answered}.{key} FROM ({sql(keyed)}) AS {answered}"
+    distinct = original.args.get("distinct")
+    if distinct is not None and distinct.args.get("on") is None \
+            and original.args.get("order") is None and original.args.get("group") is None:
+        columns = [f"{answered}.__c{i}" for i in range(1, len(keys) + 1)]
+        answers = (f"SELECT ROW({', '.join(columns)}) AS {key} FROM ({sql(original)}) AS "
+                   f"{answered}({', '.join(c.split('.')[1] for c in columns)})")
+    else:
+        keyed = original.copy()
+        keyed.append("expressions", parse_expr(f"{row} AS {key}"))
+        # Only the key column is in scope around the semi-join: the row's key expressions,
+        # unqualified as the user wrote them, must not meet the answer's own columns.
+        answers = f"SELECT {answered}.{key} FROM ({sql(keyed)}) AS {answered}"
     return parse_expr(f"EXISTS (SELECT 1 FROM ({answers}) AS {found} WHERE {found}.{key} = {row})")

@@ -16,11 +16,14 @@ from siselect.witnesses.lineage.rep import (
 from siselect.witnesses.lineage.setops import rewrite_setop
 
 
-def rewrite_query(query: exp.Expr, env: Env, top: bool = False) -> Rewritten:
+def rewrite_query(query: exp.Expr, env: Env, top: bool = False,
+                  keep: exp.Expr | None = None) -> Rewritten:
     """A copy of ``query`` returning its own columns followed by witness columns.
 
     With ``top`` (the query whose answer is witnessed), an aggregate SELECT is witnessed
-    by the rows it groups rather than group by group where it can (see :mod:`.groups`).
+    by the rows it groups rather than group by group where it can (see :mod:`.groups`),
+    and a cut narrows the grouped items it reads (see :mod:`.cut`). ``keep``: a condition
+    on the rows of a SELECT before it groups them (the narrowing of :mod:`.cut`).
     """
     query = unwrap(query)
     if isinstance(query, exp.Subquery):
@@ -30,7 +33,9 @@ def rewrite_query(query: exp.Expr, env: Env, top: bool = False) -> Rewritten:
     query = query.copy()
     env = _hoist_ctes(query, env)
     if isinstance(query, exp.Select):
-        return rewrite_select(query, env, shape(query) if top else "groups")
+        return rewrite_select(query, env, shape(query) if top else "groups", keep=keep, top=top)
+    if keep is not None:
+        raise UnsupportedLineage("a narrowing condition on a set operation")
     if isinstance(query, exp.SetOperation):
         return rewrite_setop(query, env)
     raise UnsupportedLineage(f"{query.key.upper()} query")
@@ -57,6 +62,7 @@ def _hoist_ctes(query: exp.Expr, env: Env) -> Env:
         rewritten = rewrite_query(cte.this, env)
         name = ctx.names.fresh("w")
         ctx.ctes.append(f"{name}{column_list} AS ({sql(rewritten.query)})")
-        env = env.with_cte(key, CteInfo(name, rewritten.rep, columns or rewritten.names))
+        env = env.with_cte(key, CteInfo(name, rewritten.rep, columns or rewritten.names,
+                                        body=cte.this, renamed=columns, scope=env))
     query.set("with_", None)
     return env
