@@ -72,6 +72,7 @@ class WitnessGroup:
     columns: list[str]
     tables: list[Held]  # what each slot holds
     multi: bool
+    alternatives: bool = False  # a multi of which any one witness does (see Multi)
 
 
 @dataclass
@@ -117,6 +118,9 @@ class Multi:
 
     refs: list[str]
     tables: list[Held]
+    # Any one of its witnesses does what all do (the rows reaching a MIN/MAX subquery's
+    # extreme), unlike one witness per row merged (an aggregate's, a window's partition).
+    alternatives: bool = False
 
 
 @dataclass
@@ -131,7 +135,7 @@ class Parts:
         for group in rep.groups:
             refs = [f"{ref}.{c}" for c in group.columns]
             if group.multi:
-                self.multis.append(Multi(refs, group.tables))
+                self.multis.append(Multi(refs, group.tables, group.alternatives))
             else:
                 self.singles.extend(Slot(r, t) for r, t in zip(refs, group.tables, strict=True))
 
@@ -161,7 +165,7 @@ def pass_through(multi: Multi, names: Names) -> tuple[list[str], WitnessGroup]:
     base = names.fresh("m")
     columns = [f"{base}_{j}" for j in range(1, len(multi.refs) + 1)]
     entries = [f"{r} AS {c}" for r, c in zip(multi.refs, columns, strict=True)]
-    return entries, WitnessGroup(columns, list(multi.tables), True)
+    return entries, WitnessGroup(columns, list(multi.tables), True, multi.alternatives)
 
 
 def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Slot]]:
@@ -169,6 +173,8 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
 
     Each LATERAL walks the witnesses of one multi group (an empty witness when the group
     is NULL); with the single slots they give one witness of the product per row produced.
+    A group of alternative one-row witnesses holding a row the row's slots already hold
+    walks that row alone (:func:`absorbed`).
     """
     laterals: list[str] = []
     firsts: list[str] = []
@@ -176,14 +182,33 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
     for multi in parts.multis:
         alias = names.fresh("u")
         width = len(multi.tables)
+        refs = [absorbed(multi.refs[0], multi.tables[0], slots)] \
+            if multi.alternatives and width == 1 else multi.refs
         arrays = ", ".join(f"COALESCE({r}, '{{NULL}}'::{h.sql_type}[])"
-                           for r, h in zip(multi.refs, multi.tables, strict=True))
+                           for r, h in zip(refs, multi.tables, strict=True))
         # Column names unique in the whole query: unqualified user columns must not meet them.
         columns = ", ".join([*(f"{alias}_{j}" for j in range(1, width + 1)), f"{alias}_n"])
         laterals.append(f"LATERAL unnest({arrays}) WITH ORDINALITY AS {alias}({columns})")
         firsts.append(f"{alias}.{alias}_n = 1")
         slots.extend(Slot(f"{alias}.{alias}_{j}", t) for j, t in enumerate(multi.tables, 1))
     return laterals, firsts, slots
+
+
+def absorbed(ref: str, table: Held, slots: Sequence[Slot]) -> str:
+    """An array ``ref`` of alternative one-row witnesses reduced to the row a slot of
+    ``slots`` holds, when it holds one of those rows; else ``ref`` as it is.
+
+    Every other choice would give a witness holding that one and more rows, none needed:
+    ``WHERE b.x = (SELECT MIN(x) FROM b)`` has each of its rows witnessed by the row itself,
+    not by that row with each of the thousands of rows tied at the minimum (issue 18: the
+    product made a witness query over 2 million witnesses, a search of 150 s). The array
+    keeps an element, so the first-copy test of an aggregate (``_n = 1``) still holds once.
+    """
+    same = [s.text for s in slots if s.table == table]
+    if not same:
+        return ref
+    cases = " ".join(f"WHEN {s} = ANY({ref}) THEN ARRAY[{s}]" for s in same)
+    return f"CASE {cases} ELSE {ref} END"
 
 
 def normalized(slots: Sequence[Slot]) -> str:

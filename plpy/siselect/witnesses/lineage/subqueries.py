@@ -8,7 +8,8 @@ added is where its witnesses come from:
   block (one hash join, no per-row re-execution); a row's witnesses then include one
   witness of the inner rows it matched;
 - an uncorrelated ``(SELECT MIN/MAX(e) ...)``, anywhere: the rows reaching the extreme, joined
-  to every row (ON TRUE) - any one of them gives the subquery its value;
+  to every row (ON TRUE) - any one of them gives the subquery its value, so a row holding one
+  of them is witnessed without the others (:func:`.rep.absorbed`);
 - anything else (negated, correlated otherwise, uncorrelated scalar, at the group level):
   the witnesses of the rows the subquery reads are listed on their own, next to the
   query's witnesses (over-approximation, noted).
@@ -124,6 +125,8 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
         extreme = _extreme_rows(use.query) if not refs and use.kind == "scalar" else None
         if extreme is not None:
             plan = _join(extreme, sources, env, [], partial(_list_body, extreme, env))
+            if plan.multi is not None:
+                plan.multi.alternatives = True  # any one row reaching the extreme does
         elif row_level and not use.negated:
             if not refs and use.kind == "in" and not isinstance(use.lhs, exp.Tuple):
                 plan = _uncorrelated_in(use, sources, env, fallback)
