@@ -12,7 +12,10 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - a D' keeps the references D keeps through the queries' joins, declared or not (no
   attribute row without its team);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
-  (no molecule without any of its atoms).
+  (no molecule without any of its atoms);
+- a query without a tie at its cut cannot break one: the first three elements (``br br
+  cl``) against the first three distinct ones (``br cl dq``) separate on a D' with enough
+  duplicates of the first, though every row of the one is among the other's.
 """
 
 from collections import Counter
@@ -395,3 +398,69 @@ def test_an_instance_breaks_an_inclusion_only_when_no_closed_one_fits(molecules)
         kept = result["instance"]["molecule"]
         assert bool({row[kept["columns"].index("molecule_id")] for row in kept["rows"]}
                     - held) == breaks
+
+
+# The first elements of one molecule with and without DISTINCT, and its first bonds grouped
+# by molecule or not: the answers differ as sets on D (BIRD's rule) only through duplicates
+# of the first value, and every row of the one is among the other's.
+DUPLICATES = """
+CREATE TABLE molecule (id INTEGER PRIMARY KEY, molecule_id TEXT, label TEXT);
+INSERT INTO molecule VALUES (1, 'M1', '-'), (2, 'M2', '-'), (3, 'M3', '-'), (4, 'M4', '+');
+CREATE TABLE atom (id INTEGER PRIMARY KEY, molecule_id TEXT, element TEXT);
+INSERT INTO atom VALUES (1, 'M1', 'mk'), (2, 'M1', 'br'), (3, 'M1', 'dq'), (4, 'M1', 'cl'),
+  (5, 'M2', 'br'), (6, 'M1', 'br'), (7, 'M1', 'dq'), (8, 'M3', 'c');
+CREATE TABLE bond (id INTEGER PRIMARY KEY, molecule_id TEXT, bond_type TEXT);
+INSERT INTO bond VALUES (1, 'M2', '-'), (2, 'M1', '-'), (3, 'M3', '-'), (4, 'M1', '='),
+  (5, 'M1', '-'), (6, 'M4', '-'), (7, 'M1', '-'), (8, 'M2', '-');
+"""
+
+
+@pytest.fixture(scope="module")
+def duplicates(dsn: str, tmp_path_factory):
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_duplicates",
+                                               DUPLICATES), "separate_duplicates") as executor:
+        yield executor
+
+
+def column_of(result: dict, table: str, column: str) -> list:
+    held = result["instance"][table]
+    return sorted(row[held["columns"].index(column)] for row in held["rows"])
+
+
+def test_first_distinct_values_separate_from_first_values(duplicates):
+    """Each answer's rows are among the other's WITH TIES answer, so a tie was taken to
+    explain every difference and nothing separated: neither query has a tie at its cut."""
+    distinct = ("SELECT DISTINCT element FROM atom WHERE molecule_id = 'M1' "
+                "ORDER BY element LIMIT 3")
+    result = separate(duplicates, distinct, distinct.replace("DISTINCT ", ""))
+    assert result["status"] == "separated", result.get("reason")
+    assert result["answers"]["q1"]["rows"] == [["br"], ["cl"], ["dq"]]
+    assert result["answers"]["q2"]["rows"] == [["br"], ["br"], ["cl"]]
+    # Both first elements, the next, and the one only DISTINCT reaches on D (meaningful).
+    assert column_of(result, "atom", "element") == ["br", "br", "cl", "dq"]
+    assert result["meaning"] == "meaningful"
+
+
+def test_first_grouped_rows_separate_from_first_joined_rows(duplicates):
+    """The joined rows tie at their cut (M1 has three single bonds), the grouped ones do
+    not: the grouped answer is no tie-breaking of the joined one's."""
+    grouped = ("SELECT m.molecule_id FROM molecule AS m JOIN bond AS b ON m.molecule_id = "
+               "b.molecule_id WHERE m.label = '-' AND b.bond_type = '-' GROUP BY m.molecule_id "
+               "ORDER BY m.molecule_id LIMIT 2")
+    result = separate(duplicates, grouped, grouped.replace("GROUP BY m.molecule_id ", ""))
+    assert result["status"] == "separated", result.get("reason")
+    assert result["answers"]["q1"]["rows"] == [["M1"], ["M2"]]
+    assert result["answers"]["q2"]["rows"] == [["M1"], ["M1"]]
+    assert column_of(result, "bond", "molecule_id") == ["M1", "M1", "M2"]
+    assert column_of(result, "molecule", "molecule_id") == ["M1", "M2"]
+    assert result["meaning"] == "meaningful"
+
+
+def test_a_tie_at_the_cut_still_explains_a_difference(duplicates):
+    """A tie at one query's cut still explains a difference: any single bond's molecule
+    against the last molecule's, which is one of them."""
+    first = "SELECT molecule_id FROM bond WHERE bond_type = '-' ORDER BY bond_type LIMIT 1"
+    last = "SELECT molecule_id FROM bond WHERE bond_type = '-' ORDER BY molecule_id DESC LIMIT 1"
+    result = separate(duplicates, first, last)
+    assert result["status"] == "nondeterministic", result
+
