@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from sqlglot import exp
 
+from siselect.instances.batch import run_together
 from siselect.instances.shadow import RowsByTable, restricted_sql
 from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, with_ties
 from siselect.instances.witness_cache import WitnessCache
@@ -31,6 +32,9 @@ from siselect.sqltext import nondeterminism
 
 T = TypeVar("T")
 MAX_ANSWER_ROWS = 100_000
+#: Batches of row sets that may fail in one pair (:meth:`Pair.prefetch`) before it stops
+#: batching: a query that fails on many sets would fail batch after batch.
+BATCHES_FAILED_MOST = 2
 #: SQLSTATE classes of errors caused by the rows a query reads: 21 cardinality violation
 #: (a scalar subquery with two rows), 22 data exception (division by zero, a bad cast).
 #: Others (time limits, privileges, an answer too large) still end the call or the pair.
@@ -66,6 +70,10 @@ def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_R
         raise QueryFailed(
             f"the answer has more than {max_rows} rows, the most siselect compares", "54000"
         )
+    return rows
+
+
+def _given(rows: Rows) -> Rows:
     return rows
 
 
@@ -167,6 +175,9 @@ class Pair:
     # The queries the inner-tie check runs, one object per distinct query (equal trees).
     _variants: dict[exp.Query, exp.Query] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
+    # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
+    _ahead: dict[str, Rows] = field(default_factory=dict)
+    _batches_failed: int = 0
 
     def __post_init__(self) -> None:
         # Before any restrict(): it must not name columns the caller may not read.
@@ -196,9 +207,61 @@ class Pair:
     def run_on(self, tree: exp.Query, grouped: RowsByTable) -> Rows:
         """``tree`` on the rows ``grouped`` (see :meth:`run`)."""
         text = restricted_sql(tree, self.catalog, grouped)
+        ahead = self._ahead.pop(text, None)
+        compute = partial(self.run, tree, text=text) if ahead is None else partial(_given, ahead)
         if self.on_rows is None:
-            return self.run(tree, text=text)
-        return self.on_rows.get(text, partial(self.run, tree, text=text))
+            return compute()
+        return self.on_rows.get(text, compute)
+
+    def prefetch(self, row_sets: Iterable[Iterable[int]]) -> None:
+        """Both queries' answers on each of ``row_sets`` not tested yet, fetched together:
+        one statement per query for all the sets (:mod:`.batch`) instead of one per query
+        and set, and likewise the ``WITH TIES`` answers a differing pair needs. The tests
+        (:meth:`answers_on`, :meth:`separation`) then run as before and take these answers
+        where they would have run their statements: the same sets are tested, in the same
+        order, with the same answers. A batch that fails (a query failing on one of its
+        sets) leaves each set to its own statements; after two, the pair stops batching."""
+        if self._batches_failed >= BATCHES_FAILED_MOST:
+            return
+        keys = list(dict.fromkeys(frozenset(rows) for rows in row_sets))
+        sets = [group_rows(key, self.catalog) for key in keys if key not in self._cache]
+        if len(sets) < 2:
+            return
+        started = time.perf_counter()
+        self._ahead.clear()  # what the last batch's tests did not reach, they never will
+        answers: list[list[Rows] | None] = []
+        for tree in self.trees:
+            answers.append(self._fetch_ahead(tree, sets))
+            if answers[-1] is None:
+                break
+        tied = [t for t in self.trees if tie_sensitive(t)]
+        if tied and len(answers) == 2 and all(a is not None for a in answers):
+            differ = [g for g, a1, a2 in zip(sets, *answers, strict=True)  # type: ignore[misc]
+                      if not same_result(a1.rows, a2.rows)]
+            for tree in tied:
+                self._fetch_ahead(self.with_ties(tree), differ)
+        self.timer.add("verification", started)
+
+    def _fetch_ahead(self, tree: exp.Query, sets: Sequence[RowsByTable]) -> list[Rows] | None:
+        """``tree``'s answers on ``sets`` (:meth:`prefetch`), kept by text; None when the
+        batch failed."""
+        texts = [restricted_sql(tree, self.catalog, g) for g in sets]
+        known = dict(self._ahead)
+        if self.on_rows is not None:
+            known.update((t, self.on_rows.answers[t]) for t in texts
+                         if t in self.on_rows.answers)
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if len(todo) >= 2:
+            self.check_budget()
+            got = run_together(self.executor, todo, MAX_ANSWER_ROWS)
+            if got is None:
+                self._batches_failed += 1
+                return None
+            self._ahead.update(zip(todo, got, strict=True))
+            known.update(zip(todo, got, strict=True))
+        elif todo:
+            return None
+        return [known[t] for t in texts]
 
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()``, a fact of the query ``tree`` alone: once per tournament."""

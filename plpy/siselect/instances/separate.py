@@ -5,9 +5,10 @@ parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> m
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from sqlglot import exp
@@ -23,7 +24,7 @@ from siselect.instances.meaning import (
     Assessment,
     Meaning,
 )
-from siselect.instances.minimise import ddmin
+from siselect.instances.minimise import AHEAD_MOST, ddmin
 from siselect.instances.pair import BudgetExceeded, Normal, Pair, Timer, same_result
 from siselect.instances.references import (
     fetch_instance,
@@ -332,6 +333,17 @@ class _Best:
             self.by_rank[rank] = list(rows)
         return rank
 
+    def ahead(self, proposals: Iterable[list[int]]) -> Iterator[list[int]]:
+        """``proposals`` as they come, their answers fetched ahead in batches that double
+        (the first alone, then 2, 4, ... as :func:`.minimise.ddmin` does): the same sets
+        are tested in the same order, with fewer statements."""
+        size, proposals = 1, iter(proposals)
+        while batch := list(islice(proposals, size)):
+            if len(batch) > 1:
+                self.pair.prefetch(self.closure(rows) for rows in batch if rows)
+            yield from batch
+            size = min(2 * size, AHEAD_MOST)
+
     def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True
                   ) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
@@ -373,8 +385,11 @@ class _Best:
                     smallest = min(smallest, len(subset))
             return verdicts[key]
 
+        def ahead(subsets: list[list[int]]) -> None:
+            self.pair.prefetch(self.closure(s) for s in subsets if frozenset(s) not in verdicts)
+
         try:
-            return ddmin(rows, as_good)
+            return ddmin(rows, as_good, ahead)
         except _Enough:
             return None
 
@@ -467,12 +482,12 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
     # The empty instance is degenerate: kept only when nothing better separates (a COUNT
     # against a SUM may disagree on no rows at all, and ddmin never tries it).
     best.consider([])
-    for rows in growing_proposals(pool, options.seed):
+    for rows in best.ahead(growing_proposals(pool, options.seed)):
         if rows and best.consider(rows) == MEANINGFUL:
             break
         if best.by_rank and not _time_left(pair, options):
             break
-    for rows in one_sided_proposals(pool, options.seed):  # targeted: see the function
+    for rows in best.ahead(one_sided_proposals(pool, options.seed)):  # targeted: see there
         if best.rank == MEANINGFUL or (best.by_rank and not _time_left(pair, options)):
             break
         best.consider(rows)

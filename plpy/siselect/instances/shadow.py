@@ -66,7 +66,7 @@ def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: boo
 #: SQL text's double-quoted identifiers (left as they are) and string literals (masked).
 #: Runs of characters, not one character per step: a D' of a thousand rows is a literal of
 #: 20,000 characters, matched at every row set tested.
-_QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"|\'[^\']*(?:\'\'[^\']*)*\'')
+QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"|\'[^\']*(?:\'\'[^\']*)*\'')
 #: A mark no query text can hold by chance: a candidate's own literals are never taken for it.
 _MARK = f"__siselect_{secrets.token_hex(6)}_"
 _MARKED = re.compile(f"'{_MARK}(\\d+_\\d+)'")
@@ -95,7 +95,7 @@ def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
         literals.append(text[1:-1].replace("''", "'"))
         return f"'{_MARK}{prefix}{len(literals) - 1}'"
 
-    return _QUOTED.sub(mask, sql), literals
+    return QUOTED.sub(mask, sql), literals
 
 
 def _template(masked: str) -> exp.Expr:
