@@ -43,6 +43,8 @@ from siselect.sqltext.transpile import to_tree  # noqa: E402
 
 VARIANTS = {
     "evidence/adaptive": Rules(scoring="evidence", schedule="adaptive"),
+    # verdicts weigh only on the duel's two units (the rule before every unit ran on D')
+    "evidence/pair": Rules(scoring="evidence", schedule="adaptive", scope="pair"),
     "points/adaptive": Rules(scoring="points", schedule="adaptive"),
     "evidence/round-robin": Rules(scoring="evidence", schedule="round-robin"),
     "points/round-robin": Rules(scoring="points", schedule="round-robin"),

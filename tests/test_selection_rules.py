@@ -153,12 +153,35 @@ def test_a_unit_split_early_in_a_round_is_scored_on_the_rounds_later_duels(execu
     """Round-robin plays every pair in one round: the group split by its first duel still
     has both parts scored on its second."""
     result = run(executor, [RIGHT, WITH_PUBLISHER, TALLER, ALL], WITH_PUBLISHER,
-                 rules=Rules(schedule="round-robin", instances=1))
+                 rules=Rules(schedule="round-robin", instances=1, scope="pair"))
     assert result["splits"] >= 1
     for member in result["members"]:
         ran = [d for d in result["duels"] if d.get("judge") and member["index"] in
                d["members"]["a"] + d["members"]["b"]]
         assert member["matched"] + member["mismatched"] + member["abstained"] == len(ran)
+
+
+def test_every_verdict_weighs_on_every_unit_each_run_on_its_d_prime(executor):
+    """The judge names an answer: a unit outside the duel is compared with it too, so a
+    unit that played fewer duels is not spared the evidence the others collected (issue
+    15's student_club 1336: the unit that played least won on the verdicts it missed)."""
+    candidates = [BOUNDARY, TALLER, RIGHT, ALL]
+    wide = run(executor, candidates, rules=Rules(schedule="round-robin", instances=1))
+    assert wide["rules"]["scope"] == "all"
+    judged = [d for d in wide["duels"] if d.get("judge")]
+    assert len(judged) == 6
+    records = {m["index"]: m for m in wide["members"]}
+    for record in records.values():
+        assert record["matched"] + record["mismatched"] == len(judged)
+    # RIGHT is the judge: it matches on every instance, its own duels' and the others'.
+    assert records[2]["matched"] == len(judged)
+    assert all(2 in d["matched"] for d in judged)
+    pair = run(executor, candidates, rules=Rules(schedule="round-robin", instances=1,
+                                                 scope="pair"))
+    counts = {m["index"]: m["matched"] + m["mismatched"] for m in pair["members"]}
+    assert counts == {0: 3, 1: 3, 2: 3, 3: 3}
+    assert records[2]["evidence"] > {m["index"]: m for m in pair["members"]}[2]["evidence"]
+    assert wide["winner"]["index"] == pair["winner"]["index"] == 2
 
 
 def test_a_pair_one_hero_separates_is_judged_again_on_an_instance_that_overlaps(executor):

@@ -296,6 +296,8 @@ class RulesRecord:
                         "round-robin")
     instances: int = doc("most instances a pair is judged on")
     members: str = doc("all (every member runs on D') or representative (the paper's)")
+    scope: Maybe[str] = doc("all (a verdict is evidence for or against every unit, each run "
+                            "on D') or pair (only the duel's two)", absent=True)
     judge_accuracy: float = doc("the judge's accuracy the evidence model assumes")
 
 

@@ -15,13 +15,14 @@ GROUPINGS = ("exact", "paper")
 SCORINGS = ("evidence", "points")
 SCHEDULES = ("adaptive", "round-robin")
 MEMBERS = ("all", "representative")
+SCOPES = ("all", "pair")
 #: Instances a pair may be separated on at most (issue 15: 3); more costs judge calls.
 MAX_INSTANCES = 9
 
 PAPER: dict[str, Any] = {"grouping": "paper", "scoring": "points", "schedule": "round-robin",
-                         "instances": 1, "members": "representative"}
+                         "instances": 1, "members": "representative", "scope": "pair"}
 OURS: dict[str, Any] = {"grouping": "exact", "scoring": "evidence", "schedule": "adaptive",
-                        "instances": 3, "members": "all"}
+                        "instances": 3, "members": "all", "scope": "all"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class Rules:
     schedule: str | None = None
     instances: int | None = None  # most instances (separations) a pair is judged on
     members: str | None = None  # all: every member of both groups runs on D'
+    # all: every unit runs on each D' and the verdict is evidence for or against each
+    # (evidence scoring); pair: only the duel's two units
+    scope: str | None = None
     judge_accuracy: float | None = None  # None: the judge's own, else DEFAULT_ACCURACY
 
     def resolved(self, strategy: str) -> "Rules":
@@ -43,7 +47,8 @@ class Rules:
 
     def check(self) -> "Rules":
         for name, allowed in (("grouping", GROUPINGS), ("scoring", SCORINGS),
-                              ("schedule", SCHEDULES), ("members", MEMBERS)):
+                              ("schedule", SCHEDULES), ("members", MEMBERS),
+                              ("scope", SCOPES)):
             value = getattr(self, name)
             if value is not None and value not in allowed:
                 raise InvalidInput(f"unknown {name} {value!r}; use {', '.join(allowed)}")

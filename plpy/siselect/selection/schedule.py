@@ -58,18 +58,20 @@ def open_pairs(units: list[Unit]) -> list[tuple[Unit, Unit]]:
 
 
 def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[tuple[Match,
-               Unit, Unit]], scoring: str, accuracy: float, limit: int) -> set[int]:
-    """The uids of units that may still win."""
+               Unit, Unit]], scoring: str, accuracy: float, limit: int,
+               wide: bool = False) -> set[int]:
+    """The uids of units that may still win. ``wide``: every instance to come weighs on
+    every unit, not only on its pair's two."""
     gain, loss = bounds(scoring, accuracy)
     up = {u.uid: u.score(scoring) for u in units}
     down = dict(up)
     for u, v in pairs:
-        for w in (u, v):
+        for w in (units if wide else (u, v)):
             up[w.uid] += gain * limit
             down[w.uid] += loss * limit
     for m, u, v in waiting:
         left = limit - len(m.duels)
-        for w in (u, v):
+        for w in (units if wide else (u, v)):
             if scoring == "points":
                 now = _pair_points(w, m)
                 up[w.uid] += 1.0 - now
@@ -87,13 +89,14 @@ def _pair_points(unit: Unit, match: Match) -> float:
 
 def next_round(schedule: str, first: bool, units: list[Unit],
                waiting: list[tuple[Match, Unit, Unit]], scoring: str, accuracy: float,
-               limit: int) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
+               limit: int, wide: bool = False
+               ) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
     """The new pairs and the matches to separate again in the next round; both empty when
-    the tournament is over."""
+    the tournament is over. ``wide`` as for :func:`contenders`."""
     pairs = open_pairs(units)
     if schedule == "round-robin":
         return (pairs if first else []), waiting
-    alive = contenders(units, pairs, waiting, scoring, accuracy, limit)
+    alive = contenders(units, pairs, waiting, scoring, accuracy, limit, wide)
     pairs = [(u, v) for u, v in pairs if u.uid in alive or v.uid in alive]
     waiting = [(m, u, v) for m, u, v in waiting if u.uid in alive or v.uid in alive]
     if not pairs:

@@ -178,6 +178,12 @@ def _runs(t: Tournament, unit: Unit) -> list[int]:
     return list(unit.members) if t.rules.members == "all" else [unit.first]
 
 
+def _wide(t: Tournament) -> bool:
+    """Whether a verdict weighs for or against every unit, not only the duel's two: the
+    judge names an answer, and any unit's answer on D' can be compared with it."""
+    return t.rules.scope == "all" and t.rules.scoring == "evidence"
+
+
 def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
           ) -> tuple[Pair, Separated]:
     """The separation of two representatives away from ``exclude`` (sorted row ids), from
@@ -210,10 +216,11 @@ def _on_instance(t: Tournament, pair: Pair, kept: Separated) -> Any:
 
 def _members_on(t: Tournament, match: Match, units: tuple[Unit, Unit], kept: Separated,
                 run: Any) -> dict[int, Rows]:
-    """Every member of both units run on D' (the representatives' answers are known)."""
+    """Every member of both units run on D' (the representatives' answers are known); of
+    every unit, when verdicts weigh on all (:func:`_wide`)."""
     assert kept.on_d is not None
     members = {match.a: kept.on_d[0], match.b: kept.on_d[1]}
-    for index in _runs(t, units[0]) + _runs(t, units[1]):
+    for index in [i for u in (t.units if _wide(t) else units) for i in _runs(t, u)]:
         if index not in members:
             members[index] = _member_answer(t, kept, index, run)
     return members
@@ -459,7 +466,7 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
     """Split each unit by its members' answers on D', then score every part by whether its
     answer matches the judge's."""
     parts: list[tuple[Unit, list[int], bool | None]] = []
-    for unit in _current(t, p):
+    for unit in [u for u in t.units if any(i in members for i in u.members)]:
         run = [i for i in unit.members if i in members]
         by_answer: dict[Hashable, list[int]] = {}
         for i in run:
@@ -478,14 +485,18 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
         found = judge_matches([_rows(members[next(i for i in g if i in members)])
                                for _, g, _ in parts], judge_rows, tolerance)
         parts = [(u, g, m) for (u, g, _), m in zip(parts, found, strict=True)]
-    outcomes = [m for _, _, m in parts if m is not None]
+    # Points and the schedule's record of who met whom belong to the duel's own units; a
+    # unit run on D' only for the evidence (_wide) gets the verdict's evidence alone.
+    duel = {i for u in p.units for i in u.members}
+    outcomes = [m for _, g, m in parts if m is not None and duel.intersection(g)]
     any_matched, all_matched = any(outcomes), bool(outcomes) and all(outcomes)
     new_units: dict[int, list[Unit]] = {}
     for unit, g, matched in parts:
         part = unit if g == unit.members else unit.part(t.new_uid(), g)
         new_units.setdefault(unit.uid, []).append(part)
-        part.instance_points.setdefault(p.match.mid, []).append(
-            scoring.instance_points(matched, any_matched, all_matched))
+        if duel.intersection(g):
+            part.instance_points.setdefault(p.match.mid, []).append(
+                scoring.instance_points(matched, any_matched, all_matched))
         if matched is None:
             part.abstained += 1
             continue
@@ -603,7 +614,7 @@ def play(t: Tournament) -> int:
                    if m.pending(rules.instances or 1)]
         pairs, again = next_round(rules.schedule or "round-robin", rounds == 0, t.units,
                                   waiting, rules.scoring or "points", t.accuracy,
-                                  rules.instances or 1)
+                                  rules.instances or 1, _wide(t))
         if not pairs and not again:
             if not _confirm(t):
                 return rounds
@@ -756,7 +767,8 @@ def run_tournament(
         "candidates": len(candidates),
         "rules": {"grouping": rules.grouping, "scoring": rules.scoring,
                   "schedule": rules.schedule, "instances": rules.instances,
-                  "members": rules.members, "judge_accuracy": t.accuracy},
+                  "members": rules.members, "scope": rules.scope,
+                  "judge_accuracy": t.accuracy},
         "dropped": [{"index": e.index, **e.error} for e in t.entries if e.error],
     }
     if not groups:
