@@ -163,8 +163,7 @@ def test_a_unit_split_early_in_a_round_is_scored_on_the_rounds_later_duels(execu
 
 def test_every_verdict_weighs_on_every_unit_each_run_on_its_d_prime(executor):
     """The judge names an answer: a unit outside the duel is compared with it too, so a
-    unit that played fewer duels is not spared the evidence the others collected (issue
-    15's student_club 1336: the unit that played least won on the verdicts it missed)."""
+    unit that played fewer duels is not spared the evidence the others collected."""
     candidates = [BOUNDARY, TALLER, RIGHT, ALL]
     wide = run(executor, candidates, rules=Rules(schedule="round-robin", instances=1))
     assert wide["rules"]["scope"] == "all"
