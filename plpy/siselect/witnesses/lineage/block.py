@@ -97,7 +97,7 @@ def rewrite_select(select: exp.Select, env: Env, shape: str = "groups",
     if shape == "survivors":
         assert original is not None and keys is not None
         absorb_offset(original, env.ctx)
-        return _ungrouped(select, parts, env, survivors_filter(original, keys, env.ctx.names))
+        return _ungrouped(select, parts, env, survivors_filter(original, keys, env.ctx))
     if plain_distinct:
         select.set("distinct", None)
         select.set("group", exp.Group(expressions=[

@@ -9,7 +9,7 @@ arrays of every row id of D held at once for one row kept.
 So the groups are narrowed before they gather: the original query runs once more with the
 key of each such item's group as one more column (its cut, OFFSET absorbed into the LIMIT
 as :func:`.rows.absorb_offset` does for the witnesses, kept as it is), and each item keeps
-only the rows whose group key is among those (a semi-join before its grouping). A kept
+only the rows whose group key is among those (:func:`.groups.key_among`, before it groups). A kept
 group keeps all its rows, so its aggregates and witnesses are those it had; the answer's
 block then cuts again over the groups left. They hold every row that made the first cut,
 so an ``ORDER BY`` keeps the same rows, up to rows that tie at the cut (which of them is
@@ -38,7 +38,7 @@ from siselect.witnesses.lineage.analysis import (
     sources_of,
 )
 from siselect.witnesses.lineage.context import Env
-from siselect.witnesses.lineage.groups import answer_keys
+from siselect.witnesses.lineage.groups import answer_keys, key_among
 from siselect.witnesses.lineage.rep import parse_expr, sql
 from siselect.witnesses.lineage.rows import absorb_offset
 
@@ -98,23 +98,8 @@ def narrow(select: exp.Select, sources: list[Source], env: Env) -> dict[int, Nar
     # Only the key columns are in scope where the items test them: the keys, unqualified as
     # the user wrote them, must not meet the answer's own columns.
     env.ctx.ctes.append(f"{cut} AS MATERIALIZED (SELECT {listed} FROM ({sql(keyed)}) AS {read})")
-    return {i: Narrowed(body, _kept(cut, keys, out, env)) for i, (body, keys, out) in found.items()}
-
-
-def _kept(cut: str, keys: list[str], columns: list[str], env: Env) -> exp.Expr:
-    """A row's group key is among ``columns`` of the CTE ``cut``, NULL equal to NULL as
-    grouping finds it. Column by column with ``=`` (a hashed lookup, as cheap as the scan
-    that tests millions of rows; a record compared row by row cost three times the scan),
-    and only for a key holding a NULL, the NULL-safe comparison besides."""
-    g, h = env.ctx.names.fresh("g"), env.ctx.names.fresh("g")
-    keys = [f"({k})" for k in keys]
-    found = (f"({', '.join(keys)}) IN (SELECT {', '.join(f'{g}.{c}' for c in columns)} "
-             f"FROM {cut} AS {g})")
-    safe = " AND ".join(f"{h}.{c} IS NOT DISTINCT FROM {k}"
-                        for c, k in zip(columns, keys, strict=True))
-    null = " OR ".join(f"{k} IS NULL" for k in keys)
-    return parse_expr(f"({found} OR (({null}) AND EXISTS (SELECT 1 FROM {cut} AS {h} "
-                      f"WHERE {safe})))")
+    return {i: Narrowed(body, key_among(keys, cut, out, names))
+            for i, (body, keys, out) in found.items()}
 
 
 def _body(source: Source, env: Env) -> exp.Select | None:

@@ -9,7 +9,7 @@ answer can do without that, by :func:`shape`:
   grouping sets): its witnesses are all the rows it groups, one witness each;
 - "survivors": it drops groups (HAVING, a LIMIT with or without ORDER BY, DISTINCT ON):
   the rows whose group key is the key of a group the query answers, found by running the
-  query again with that key as one more column (a DISTINCT without ORDER BY: as it is, its
+  query again with that key as more columns (a DISTINCT without ORDER BY: as it is, its
   outputs are the key) and a semi-join on it (:func:`survivors_filter`; an OFFSET is
   absorbed into the LIMIT first, as for any answer). Which groups a bare LIMIT keeps is up
   to the plan: the query run again keeps those of the answer's own plan, gathering every
@@ -34,6 +34,7 @@ from siselect.witnesses.lineage.analysis import (
     pg_column_name,
     resolves,
 )
+from siselect.witnesses.lineage.context import Context
 from siselect.witnesses.lineage.rep import Names, parse_expr, sql
 
 # Functions whose value changes between two evaluations: a key recomputed row by row
@@ -103,26 +104,51 @@ def _per_row(key: exp.Expr) -> bool:
     return True
 
 
-def survivors_filter(original: exp.Select, keys: list[exp.Expr], names: Names) -> exp.Expr:
+def survivors_filter(original: exp.Select, keys: list[exp.Expr], ctx: Context) -> exp.Expr:
     """A condition on a grouped row: its group is among those ``original`` answers.
 
-    Record comparison (not a row constructor's) finds NULL equal to NULL, as grouping does,
-    and hashes. A DISTINCT without ORDER BY (its ``keys`` are its outputs) runs as it is:
-    a key column would be one more column to tell rows apart by, another plan, other rows
-    under a bare LIMIT than the answer's.
+    The answered keys are one CTE of the witness query. A DISTINCT without ORDER BY (its
+    ``keys`` are its outputs) runs as it is: key columns would be more columns to tell rows
+    apart by, another plan, other rows under a bare LIMIT than the answer's.
     """
-    key, answered, found = names.fresh("key"), names.fresh("a"), names.fresh("g")
-    row = f"ROW({', '.join(sql(k) for k in keys)})"
+    names = ctx.names
+    answered, columns = names.fresh("a"), [names.fresh("k") for _ in keys]
     distinct = original.args.get("distinct")
     if distinct is not None and distinct.args.get("on") is None \
             and original.args.get("order") is None and original.args.get("group") is None:
-        columns = [f"{answered}.__c{i}" for i in range(1, len(keys) + 1)]
-        answers = (f"SELECT ROW({', '.join(columns)}) AS {key} FROM ({sql(original)}) AS "
-                   f"{answered}({', '.join(c.split('.')[1] for c in columns)})")
+        body = f"({sql(original)}) AS {answered}({', '.join(columns)})"
     else:
         keyed = original.copy()
-        keyed.append("expressions", parse_expr(f"{row} AS {key}"))
-        # Only the key column is in scope around the semi-join: the row's key expressions,
-        # unqualified as the user wrote them, must not meet the answer's own columns.
-        answers = f"SELECT {answered}.{key} FROM ({sql(keyed)}) AS {answered}"
-    return parse_expr(f"EXISTS (SELECT 1 FROM ({answers}) AS {found} WHERE {found}.{key} = {row})")
+        for key, column in zip(keys, columns, strict=True):
+            keyed.append("expressions", parse_expr(f"{sql(key)} AS {column}"))
+        body = f"({sql(keyed)}) AS {answered}"
+    table = names.fresh("survivors")
+    # Only the key columns are in scope where rows test them: the row's key expressions,
+    # unqualified as the user wrote them, must not meet the answer's own columns.
+    listed = ", ".join(f"{answered}.{c}" for c in columns)
+    ctx.ctes.append(f"{table} AS MATERIALIZED (SELECT {listed} FROM {body})")
+    return key_among([sql(k) for k in keys], table, columns, names)
+
+
+def key_among(keys: list[str], table: str, columns: list[str], names: Names) -> exp.Expr:
+    """A row's key (``keys``, expressions on the row) is among the rows of ``columns`` of the
+    CTE ``table``, NULL equal to NULL as grouping finds it.
+
+    Column by column with ``=``, a hashed lookup: a row a record built and compared field by
+    field cost three times a scan of millions of rows. A key holding a NULL is compared
+    NULL-safe besides: once for a one-column key (whether a NULL key is among them), with
+    each of them for a wider one.
+    """
+    g, h = names.fresh("g"), names.fresh("g")
+    keys = [f"({k})" for k in keys]
+    found = (f"({', '.join(keys)}) IN (SELECT {', '.join(f'{g}.{c}' for c in columns)} "
+             f"FROM {table} AS {g})")
+    if len(keys) == 1:
+        null = f"{keys[0]} IS NULL AND EXISTS (SELECT 1 FROM {table} AS {h} " \
+               f"WHERE {h}.{columns[0]} IS NULL)"
+    else:
+        safe = " AND ".join(f"{h}.{c} IS NOT DISTINCT FROM {k}"
+                            for c, k in zip(columns, keys, strict=True))
+        null = (f"({' OR '.join(f'{k} IS NULL' for k in keys)}) AND EXISTS (SELECT 1 FROM "
+                f"{table} AS {h} WHERE {safe})")
+    return parse_expr(f"({found} OR ({null}))")
