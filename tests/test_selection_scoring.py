@@ -83,18 +83,3 @@ def test_a_pair_waiting_to_be_separated_again_keeps_its_units_in_play():
     alive = contenders([a, b], [], [(match, a, b)], "points", 0.8, 3)
     assert alive == {0, 1}
 
-
-def test_with_verdicts_weighing_on_every_unit_no_lead_is_safe_while_pairs_are_left():
-    """Three units; only the pair of the two trailing ones is left. When a verdict weighs on
-    its duel's two units only, the leader is out of their reach and the pair is not played;
-    when it weighs on every unit (scope all), that pair's instances can sink the leader."""
-    lead, b, c = Unit(0, [0], 0, 1), Unit(1, [1], 1, 1), Unit(2, [2], 2, 1)
-    lead.evidence, b.evidence, c.evidence = 2.0, -2.0, -2.0
-    for u in (b, c):  # both met the leader already
-        lead.instance_points[u.uid] = u.instance_points[u.uid] = [1.0]
-    assert open_pairs([lead, b, c]) == [(b, c)]
-    assert contenders([lead, b, c], [(b, c)], [], "evidence", 0.8, 3) == {0}
-    assert next_round("adaptive", False, [lead, b, c], [], "evidence", 0.8, 3) == ([], [])
-    assert contenders([lead, b, c], [(b, c)], [], "evidence", 0.8, 3, wide=True) == {0, 1, 2}
-    pairs, _ = next_round("adaptive", False, [lead, b, c], [], "evidence", 0.8, 3, wide=True)
-    assert pairs == [(b, c)]

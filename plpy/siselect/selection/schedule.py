@@ -58,20 +58,18 @@ def open_pairs(units: list[Unit]) -> list[tuple[Unit, Unit]]:
 
 
 def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[tuple[Match,
-               Unit, Unit]], scoring: str, accuracy: float, limit: int,
-               wide: bool = False) -> set[int]:
-    """The uids of units that may still win. ``wide``: every instance to come weighs on
-    every unit, not only on its pair's two."""
+               Unit, Unit]], scoring: str, accuracy: float, limit: int) -> set[int]:
+    """The uids of units that may still win."""
     gain, loss = bounds(scoring, accuracy)
     up = {u.uid: u.score(scoring) for u in units}
     down = dict(up)
     for u, v in pairs:
-        for w in (units if wide else (u, v)):
+        for w in (u, v):
             up[w.uid] += gain * limit
             down[w.uid] += loss * limit
     for m, u, v in waiting:
         left = limit - len(m.duels)
-        for w in (units if wide else (u, v)):
+        for w in (u, v):
             if scoring == "points":
                 now = _pair_points(w, m)
                 up[w.uid] += 1.0 - now
@@ -89,14 +87,13 @@ def _pair_points(unit: Unit, match: Match) -> float:
 
 def next_round(schedule: str, first: bool, units: list[Unit],
                waiting: list[tuple[Match, Unit, Unit]], scoring: str, accuracy: float,
-               limit: int, wide: bool = False
-               ) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
+               limit: int) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
     """The new pairs and the matches to separate again in the next round; both empty when
-    the tournament is over. ``wide`` as for :func:`contenders`."""
+    the tournament is over."""
     pairs = open_pairs(units)
     if schedule == "round-robin":
         return (pairs if first else []), waiting
-    alive = contenders(units, pairs, waiting, scoring, accuracy, limit, wide)
+    alive = contenders(units, pairs, waiting, scoring, accuracy, limit)
     pairs = [(u, v) for u, v in pairs if u.uid in alive or v.uid in alive]
     waiting = [(m, u, v) for m, u, v in waiting if u.uid in alive or v.uid in alive]
     if not pairs:

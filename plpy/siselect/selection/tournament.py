@@ -614,7 +614,7 @@ def play(t: Tournament) -> int:
                    if m.pending(rules.instances or 1)]
         pairs, again = next_round(rules.schedule or "round-robin", rounds == 0, t.units,
                                   waiting, rules.scoring or "points", t.accuracy,
-                                  rules.instances or 1, _wide(t))
+                                  rules.instances or 1)
         if not pairs and not again:
             if not _confirm(t):
                 return rounds
