@@ -4,8 +4,9 @@ Removing chunks first matters: starting sets reach thousands of rows for queries
 ``ORDER BY COUNT(*) DESC LIMIT 1``, where testing one row at a time would be quadratic.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
+from itertools import islice
 from typing import TypeVar
 
 from siselect.runtime import deadline
@@ -64,20 +65,26 @@ def _complement(chunks: list[list[T]], i: int) -> list[T]:
     return [x for j, c in enumerate(chunks) if j != i for x in c]
 
 
+def shown_ahead(items: Iterable[T], ahead: Callable[[list[T]], None] | None) -> Iterator[T]:
+    """``items`` as they come, ``ahead`` (when given) shown them first in batches that double
+    (the first alone, then 2, 4, ... :data:`AHEAD_MOST`: most searches stop at their first
+    item), each batch built only when the one before it is used up."""
+    if ahead is None:
+        yield from items
+        return
+    size, items = AHEAD_FIRST, iter(items)
+    while batch := list(islice(items, size)):
+        if len(batch) > 1:
+            ahead(batch)
+        yield from batch
+        size = min(2 * size, AHEAD_MOST)
+
+
 def _first(count: int, subset: Callable[[int], list[T]], still_fails: Callable[[list[T]], bool],
            ahead: Callable[[list[list[T]]], None] | None) -> list[T] | None:
     """The first of ``subset(0) .. subset(count - 1)`` that still fails, tested in order;
-    ``ahead`` sees them batch by batch (built only as far as the tests reach)."""
-    batch: list[list[T]] = []
-    size = AHEAD_FIRST if ahead is not None else 1
-    for i in range(count):
-        if not batch:
-            batch = [subset(j) for j in range(i, min(count, i + size))]
-            if ahead is not None:
-                size = min(2 * size, AHEAD_MOST)
-                if len(batch) > 1:
-                    ahead(batch)
-        candidate = batch.pop(0)
+    ``ahead`` sees them batch by batch (:func:`shown_ahead`)."""
+    for candidate in shown_ahead((subset(i) for i in range(count)), ahead):
         if still_fails(candidate):
             return candidate
     return None

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import partial
-from itertools import islice
 from typing import Any
 
 from sqlglot import exp
@@ -24,7 +23,7 @@ from siselect.instances.meaning import (
     Assessment,
     Meaning,
 )
-from siselect.instances.minimise import AHEAD_MOST, ddmin
+from siselect.instances.minimise import ddmin, shown_ahead
 from siselect.instances.pair import BudgetExceeded, Normal, Pair, Timer, same_result
 from siselect.instances.references import (
     fetch_instance,
@@ -335,14 +334,10 @@ class _Best:
 
     def ahead(self, proposals: Iterable[list[int]]) -> Iterator[list[int]]:
         """``proposals`` as they come, their answers fetched ahead in batches that double
-        (the first alone, then 2, 4, ... as :func:`.minimise.ddmin` does): the same sets
-        are tested in the same order, with fewer statements."""
-        size, proposals = 1, iter(proposals)
-        while batch := list(islice(proposals, size)):
-            if len(batch) > 1:
-                self.pair.prefetch(self.closure(rows) for rows in batch if rows)
-            yield from batch
-            size = min(2 * size, AHEAD_MOST)
+        (:func:`.minimise.shown_ahead`, as ddmin's): the same sets are tested in the same
+        order, with fewer statements."""
+        return shown_ahead(proposals, lambda batch: self.pair.prefetch(
+            self.closure(rows) for rows in batch if rows))
 
     def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True
                   ) -> list[int] | None:
