@@ -82,4 +82,3 @@ def test_a_pair_waiting_to_be_separated_again_keeps_its_units_in_play():
     match = Match(0, 0, 1, duels=[{}], again="drawn")
     alive = contenders([a, b], [], [(match, a, b)], "points", 0.8, 3)
     assert alive == {0, 1}
-
