@@ -19,6 +19,7 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from siselect.selection.rules import Rules  # noqa: E402
 from siselect.selection.tournament import prepare, run_tournament  # noqa: E402
 from siselect.sqltext.transpile import to_tree  # noqa: E402
 
-VARIANTS = {
+VARIANTS: dict[str, Rules | None] = {
     "evidence/adaptive": Rules(scoring="evidence", schedule="adaptive"),
     # verdicts weigh only on the duel's two units (the rule before every unit ran on D')
     "evidence/pair": Rules(scoring="evidence", schedule="adaptive", scope="pair"),
@@ -49,7 +50,11 @@ VARIANTS = {
     "evidence/round-robin": Rules(scoring="evidence", schedule="round-robin"),
     "points/round-robin": Rules(scoring="points", schedule="round-robin"),
     "paper": None,  # strategy paper's own rules, on its own separations
+    # the noisy judge's accuracy told to the tournament (1 - noise), as a user who measured
+    # their judge would set judge_accuracy
+    "evidence/known-accuracy": Rules(scoring="evidence", schedule="adaptive"),
 }
+KNOWN_ACCURACY = {"evidence/known-accuracy"}
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
 
 
@@ -98,7 +103,9 @@ def run_task(executor: PsycopgExecutor, task: Any, noise: list[float], seeds: in
             cell: dict[str, list] = {"hits": [], "judged": []}
             for s in range(seeds):
                 rng = random.Random(f"{s}:{task.key}:{p:g}")
-                h, j = play(NoisyJudge(ReferenceJudge(gold), p, rng, rivals))
+                told = replace(rules, judge_accuracy=1 - p) \
+                    if name in KNOWN_ACCURACY and rules is not None and 0 < p < 0.5 else rules
+                h, j = play(NoisyJudge(ReferenceJudge(gold), p, rng, rivals), rules=told)
                 cell["hits"].append(h)
                 cell["judged"].append(j)
             runs[f"{p:g}"] = cell

@@ -6,7 +6,7 @@ from conftest import schema_valid, untimed
 from siselect.instances.separate import Options
 from siselect.runtime.catalog import load_catalog
 from siselect.selection import tournament
-from siselect.selection.judges import NoJudge, ReferenceJudge
+from siselect.selection.judges import NoisyJudge, NoJudge, ReferenceJudge
 from siselect.selection.rules import PAPER, Rules
 from siselect.sqltext.transpile import to_tree
 
@@ -147,6 +147,36 @@ def test_a_winner_not_yet_sure_duels_its_runner_up_again(executor):
     assert unsure["duels"][1]["excluded_rows"] == unsure["duels"][0]["rows"]
     sure = run(executor, [BOUNDARY, RIGHT])
     assert len(sure["duels"]) == 1 and sure["separated_again"]["close"] == 0
+
+
+class _Script:
+    """NoisyJudge's draws read from a script: 0 replaces the judge's answer with a rival's
+    (the first that differs), 1 keeps it."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def random(self):
+        return self.draws.pop(0) if self.draws else 1.0
+
+    def randrange(self, n):
+        return 0
+
+
+def test_a_pair_whose_verdicts_split_takes_more_instances(executor):
+    """A judge wrong on the first and third instances names the wrong candidate 2 to 1 on
+    three; verdicts that went both ways let the pair take up to five instances, and on
+    five the judge, right on the fourth and fifth, names the right one 3 to 2."""
+    catalog = load_catalog(executor)
+    rivals = [to_tree(q, "postgres", catalog) for q in (BOUNDARY, RIGHT)]
+    judge = NoisyJudge(ReferenceJudge(rivals[1]), 0.5, _Script([0, 1, 0]), rivals)
+    result = run(executor, [BOUNDARY, RIGHT], judge=judge, rules=Rules(judge_accuracy=0.8))
+    assert judge.replaced == 2
+    duels = [d for d in result["duels"] if d.get("judge")]
+    assert [d["matched"] for d in duels] == [[0], [1], [0], [1], [1]]
+    assert result["winner"]["index"] == 1
+    # Every instance away from the rows of the earlier ones.
+    assert all(d["excluded_rows"] >= i for i, d in enumerate(duels[1:], start=1))
 
 
 def test_a_unit_split_early_in_a_round_is_scored_on_the_rounds_later_duels(executor):

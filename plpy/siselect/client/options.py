@@ -212,8 +212,9 @@ def rules_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--schedule", choices=["adaptive", "round-robin"],
                    help="skip pairs that cannot change the winner (adaptive) or play all")
     g.add_argument("--instances", type=int, metavar="N",
-                   help="most instances a pair is judged on (drawn or against the "
-                   "consistency prior: separated again)")
+                   help="most instances a pair is judged on (drawn, against the "
+                   "consistency prior or not yet sure: separated again); 2N-1 for a pair "
+                   "whose verdicts went both ways")
 
 
 def rules_from_args(args: argparse.Namespace):

@@ -34,14 +34,33 @@ class Match:
     again: str | None = None  # why it needs another instance, while it does
     exhausted: bool = False  # its last search found nothing new: no instance is to come
     room: int | None = None  # instances it may take when fewer than the limit
+    split: bool = False  # its verdicts went both ways: it may take up to widened(limit)
+
+    def cap(self, limit: int) -> int:
+        """The most instances it may take under the tournament's ``limit``."""
+        cap = widened(limit) if self.split else limit
+        return cap if self.room is None else min(cap, self.room)
 
     def has_room(self, limit: int, after: int = 0) -> bool:
         """Whether it may take another instance (``after`` more duels than it has)."""
-        played = len(self.duels) + after
-        return played < (limit if self.room is None else min(limit, self.room))
+        return len(self.duels) + after < self.cap(limit)
 
     def pending(self, limit: int) -> bool:
         return self.again is not None and self.has_room(limit)
+
+
+def widened(limit: int) -> int:
+    """The instances a pair whose verdicts went both ways may take: up to ``limit`` a
+    majority of one may be the judge's error; ``2 limit - 1`` lets a clearer one form
+    (docs/selection.md, "More than one instance")."""
+    return 2 * limit - 1
+
+
+def split(u: Unit, v: Unit) -> bool:
+    """Whether the instances two units met on went both ways (each won one)."""
+    ways = {(a, b) for mid in u.instance_points.keys() & v.instance_points.keys()
+            for a, b in zip(u.instance_points[mid], v.instance_points[mid], strict=False)}
+    return (1.0, 0.0) in ways and (0.0, 1.0) in ways
 
 
 def met(u: Unit, v: Unit) -> bool:
@@ -68,7 +87,7 @@ def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[
             up[w.uid] += gain * limit
             down[w.uid] += loss * limit
     for m, u, v in waiting:
-        left = limit - len(m.duels)
+        left = m.cap(limit) - len(m.duels)
         for w in (u, v):
             if scoring == "points":
                 now = _pair_points(w, m)
