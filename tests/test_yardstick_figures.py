@@ -14,7 +14,7 @@ from yardstick.run import matching_baseline, with_baseline, worse  # noqa: E402
 
 FIELDS = {"tasks", "scored", "upper_bound", "consistency", "tournament", "tournament_of_upper",
           "tournament_noisy", "tournament_noisy_ci95", "tournament_near_miss", "pairs",
-          "separation_rate", "failed_duel_share", "degenerate_share",
+          "separation_rate", "failed_duel_share", "search_failed_share", "degenerate_share",
           "failed_on_instance_share", "lost_by_correct", "lost_by_correct_share",
           "lost_by_correct_duels", "transpile_disagreements", "transpile_disagreement_list",
           "gold_failed_pg", "seconds_per_task", "judge_calls_per_task",
@@ -80,6 +80,19 @@ def test_every_figure_of_the_issue_is_there():
     assert row["seconds_per_task"]["median"] == 0.5
     assert row["tournament_noisy"] == 0.75 and row["tournament_near_miss"] is None
     assert row["noise_curves"]["rival"]["0.2"]["seeds"] == 2
+
+
+def test_a_pair_no_instance_can_separate_is_no_failure_of_the_search():
+    """Answers that differ on D only by how a tie at a LIMIT cut falls: not separated, yet
+    the search did not fail; a pair it found no instance for did."""
+    unseparable = {"a": 0, "b": 1, "separation": "nondeterministic", "rows": None,
+                   "verdict": "draw", "seconds": 0.2}
+    failed = {**unseparable, "a": 0, "b": 2, "separation": "failed"}
+    row = figures([record(4, [1], [1, 1, 1], [unseparable, failed, duel(1, 2, "a")],
+                          chose=1, consistent=0)])
+    assert row["pairs"] == 3
+    assert abs(row["failed_duel_share"] - 2 / 3) < 1e-3
+    assert abs(row["search_failed_share"] - 1 / 3) < 1e-3
 
 
 def test_transpile_disagreements_compare_sqlite_with_postgres_verdicts():

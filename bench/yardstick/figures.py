@@ -81,6 +81,10 @@ def by_mistake(scored: list[dict], provenance: dict[str, list[dict]]) -> dict[st
     return out
 
 
+#: Pairs the search did not fail: separated, or that no instance can separate.
+NOT_FAILED = ("separated", "nondeterministic", "same_answer")
+
+
 def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
             provenance: dict[str, list[dict]] | None = None) -> dict[str, Any]:
     scored = [r for r in records if r["status"] == "ok"]
@@ -113,6 +117,10 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
         "tournament_near_miss": near_miss.get("accuracy"),
         "pairs": len(duels), "separation_rate": _share(separated, len(duels)),
         "failed_duel_share": _share(len(duels) - separated, len(duels)),
+        # What no instance can separate (answers that differ on D only by how a tie at a
+        # LIMIT cut falls, or only within the tolerance) is no failure of the search.
+        "search_failed_share": _share(sum(d["separation"] not in NOT_FAILED
+                                          for _, d in duels), len(duels)),
         "separation_status": dict(sorted(Counter(str(d["separation"])
                                                  for _, d in duels).items())),
         "degenerate_share": _share(sum(bool(d.get("degenerate")) for _, d in duels),

@@ -38,9 +38,9 @@ CLUSTER_HOME = "/var/tmp/siselect-yardstick"
 #: Figures where more is better; the rest of the compared figures are better when smaller.
 HIGHER_BETTER = ("upper_bound", "consistency", "tournament", "tournament_noisy",
                  "tournament_near_miss", "separation_rate", "kept_share")
-LOWER_BETTER = ("failed_duel_share", "transpile_failures", "gold_failed_pg",
-                "degenerate_share", "failed_on_instance_share", "lost_by_correct_share",
-                "transpile_disagreements")
+LOWER_BETTER = ("failed_duel_share", "search_failed_share", "transpile_failures",
+                "gold_failed_pg", "degenerate_share", "failed_on_instance_share",
+                "lost_by_correct_share", "transpile_disagreements")
 
 
 def _json(path: Path) -> Any:
@@ -175,6 +175,7 @@ COLUMNS = [("tasks", "scored", "{}"), ("kept", "kept_share", "{:.0%}"),
            ("t@.2nm", "tournament_near_miss", "{:.1%}"),
            ("sep", "separation_rate", "{:.1%}"), ("degen", "degenerate_share", "{:.1%}"),
            ("faildu", "failed_duel_share", "{:.1%}"),
+           ("srchfail", "search_failed_share", "{:.1%}"),
            ("failD'", "failed_on_instance_share", "{:.1%}"),
            ("lostOK", "lost_by_correct", "{}"), ("transp", "transpile_disagreements", "{}"),
            ("goldPG", "gold_failed_pg", "{}"),
