@@ -12,6 +12,7 @@ from conftest import CountingExecutor
 from siselect.instances import separate
 from siselect.instances.pair import Pair
 from siselect.instances.ties import tie_explained, with_ties
+from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext import nondeterminism
 from siselect.sqltext.transpile import to_tree
@@ -159,3 +160,35 @@ def test_only_the_top_cut_is_decided_by_with_ties(executor):
     # A bare column: which row of the group gives it is the engine's choice.
     assert not shape(f"SELECT publisher_id, superhero_name FROM {s} GROUP BY publisher_id "
                      "ORDER BY publisher_id LIMIT 1")
+
+
+# The powers of one hero at the head of gender_id, where hundreds of heroes tie: which one
+# is picked decides how many rows the answer has. The other query cuts the joined rows
+# instead, and returns one.
+CUT_INSIDE = ("SELECT p.power_name FROM hero_power hp JOIN superpower p ON p.id = hp.power_id "
+              "JOIN (SELECT id FROM superhero ORDER BY gender_id LIMIT 1) m "
+              "ON hp.hero_id = m.id")
+CUT_JOINED = ("SELECT p.power_name FROM hero_power hp JOIN superpower p ON p.id = hp.power_id "
+              "JOIN superhero s ON s.id = hp.hero_id ORDER BY s.gender_id LIMIT 1")
+
+
+def test_a_search_that_fails_where_a_tie_decides_an_answer_on_d_says_so(executor):
+    """A tie at a cut below the top level decides how many rows an answer has, so no
+    WITH TIES answer tells before the search; when the search then finds nothing (here
+    every power row is left out), the pair is reported as one whose answer on D is one of
+    several, not as a failure of the search."""
+    catalog = load_catalog(executor)
+    trees = tuple(to_tree(q, "postgres", catalog) for q in (CUT_INSIDE, CUT_JOINED))
+    pair = Pair(executor, catalog, trees)
+    on_d = tuple(pair.run_strict(t) for t in trees)
+    assert len(on_d[0].rows) > 1 and len(on_d[1].rows) == 1
+    number = catalog.number("hero_power")
+    powers = [rowids.encode(number, *(int(x) for x in tid.strip("()").split(",")))
+              for (tid,) in executor.run("SELECT ctid::text FROM hero_power").rows]
+    found = separate.separate_pair(Pair(executor, catalog, trees), *on_d,
+                                   separate.Options(exclude=tuple(powers)))
+    assert found["status"] == "nondeterministic"
+    assert found["reason"].startswith("no separating instance was found")
+    assert found["reason"].endswith("q1: rows tie on the ORDER BY keys at the LIMIT cut")
+    assert separate.separate_pair(Pair(executor, catalog, trees), *on_d,
+                                  separate.Options())["status"] == "separated"

@@ -40,7 +40,7 @@ from siselect.instances.search import (
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import value_proposals
-from siselect.instances.ties import tie_explained, tie_sensitive
+from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
 from siselect.runtime.answers import normal_answer
@@ -201,6 +201,11 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
     if found is None:
+        ties = _unseparated_ties(pair, a1, a2)
+        if ties:
+            return _finish(result, pair, started, "nondeterministic",
+                           f"no separating instance was found, and an answer on D is one of "
+                           f"several: {ties}")
         return _finish(result, pair, started, "failed", "no separating instance was found")
     if len(found) > options.max_rows:
         result["rows"] = len(found)
@@ -261,7 +266,7 @@ def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     """Say so when the queries differ on D only by how ties are broken (or by chance): a
-    query has a reason (:func:`_tie_reason`) and a tie explains the difference
+    query has a reason (:func:`_tie_reasons`) and a tie explains the difference
     (:func:`tie_explained`). A reason's probes run its query several times on D, so the
     cheaper half goes first: no tie explains answers of different sizes, none needs asking
     when neither query has anything to probe, then the WITH TIES answers decide whether a
@@ -271,39 +276,65 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     if not any(nondeterminism.static_reason(t) or nondeterminism.probed(t) for t in pair.trees):
         return None
     known: dict[int, Rows] = {}
-
-    def relaxed_answer(i: int) -> Rows:
-        """Run at most once here, even outside a tournament (where remember keeps nothing);
-        not at all without a top-level LIMIT, where the WITH TIES form is the query."""
-        if i not in known:
-            tree = pair.trees[i]
-            if not tie_sensitive(tree):
-                known[i] = (a1, a2)[i]
-                return known[i]
-            known[i] = pair.remember("with ties", tree,
-                                     lambda: pair.run_strict(pair.with_ties(tree)))
-        return known[i]
-
     explained: bool | None
     try:
-        explained = tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1))
+        explained = tie_explained(a1, a2, *(_relaxed(pair, (a1, a2), known, i) for i in (0, 1)))
     except QueryFailed as exc:
         nondeterminism.no_verdict(exc)  # out of time: raised
         explained = None  # decided after the reasons, as it was: a reason, and it fails again
     if explained is False:
         return None
-    reasons = {}
-    for i, (label, tree, answer) in enumerate(zip(("q1", "q2"), pair.trees, (a1, a2),
-                                                  strict=True)):
-        reason = pair.remember("tie reason", tree, partial(
-            _tie_reason, pair, tree, answer, partial(relaxed_answer, i)))
-        if reason:
-            reasons[label] = reason
+    reasons = _tie_reasons(pair, (a1, a2), known)
     if not reasons:
         return None
-    if explained or tie_explained(a1, a2, relaxed_answer(0), relaxed_answer(1)):
+    if explained or tie_explained(a1, a2, *(_relaxed(pair, (a1, a2), known, i)
+                                            for i in (0, 1))):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
+
+
+def _relaxed(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows], i: int) -> Rows:
+    """Query ``i``'s ``WITH TIES`` answer on D, run at most once per ``known`` even outside
+    a tournament (where remember keeps nothing); not at all without a top-level LIMIT,
+    where the WITH TIES form is the query."""
+    if i not in known:
+        tree = pair.trees[i]
+        if not tie_sensitive(tree):
+            known[i] = answers[i]
+        else:
+            known[i] = pair.remember("with ties", tree,
+                                     lambda: pair.run_strict(pair.with_ties(tree)))
+    return known[i]
+
+
+def _tie_reasons(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows]
+                 ) -> dict[str, str]:
+    """Why each query's answer on D hangs on ties or chance (:func:`_tie_reason`), by
+    label, for the queries that have a reason."""
+    reasons = {}
+    for i, (label, tree) in enumerate(zip(("q1", "q2"), pair.trees, strict=True)):
+        reason = pair.remember("tie reason", tree, partial(
+            _tie_reason, pair, tree, answers[i], partial(_relaxed, pair, answers, known, i)))
+        if reason:
+            reasons[label] = reason
+    return reasons
+
+
+def _unseparated_ties(pair: Pair, a1: Rows, a2: Rows) -> str | None:
+    """After a search that found nothing: why a query's answer on D is one of several in a
+    way that can change its size (chance, or a tie at a cut below the top level, which
+    :func:`_tie_only` does not look at: a top-level cut keeps its size), or None, also
+    when the check runs out of time."""
+    if not any(nondeterminism.static_reason(t) or inner_cut(t) for t in pair.trees):
+        return None
+    try:
+        reasons = _tie_reasons(pair, (a1, a2), {})
+    except QueryFailed:
+        return None
+    trees = dict(zip(("q1", "q2"), pair.trees, strict=True))
+    sized = {label: why for label, why in reasons.items()
+             if nondeterminism.static_reason(trees[label]) or inner_cut(trees[label])}
+    return "; ".join(f"{k}: {v}" for k, v in sized.items()) or None
 
 
 class _Best:
