@@ -801,7 +801,8 @@ def run_tournament(
                   "judged": len(t.answers)},
         separated_again={"drawn": t.again[DRAWN], "against_prior": t.again[AGAINST_PRIOR],
                          "close": t.again[CLOSE],
-                         "pairs": sum(1 for m in t.matches if len(m.duels) > 1)},
+                         "pairs": sum(1 for m in t.matches if len(m.duels) > 1),
+                         "split": sum(1 for m in t.matches if m.split)},
         splits=t.splits,
     )
     result.update(judge_figures(t.answers))
