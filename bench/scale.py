@@ -187,10 +187,28 @@ def answers(conn: psycopg.Connection, executor: PsycopgExecutor, catalog, sqls: 
     return got, seconds
 
 
-def tournament(dsn: str, schema: str, task: dict, timeout_s: int) -> tuple[dict, float, int]:
-    """The tournament on a fresh backend: its result, seconds, and peak USS growth."""
+# The package a backend imports, ahead of the installed one: sys.path holding the installed
+# folder already, the functions' boot line adds nothing before it (see the Makefile's BOOT).
+SERVER_PYTHON = """
+DO $$
+import sys
+installed = plpy.execute(
+    "SELECT s.setting || '/siselect/python-' || e.extversion AS p FROM pg_catalog.pg_config s, "
+    "pg_catalog.pg_extension e WHERE s.name = 'SHAREDIR' AND e.extname = 'siselect'")[0]["p"]
+sys.path[0:0] = [%s, installed]
+$$ LANGUAGE plpython3u
+"""
+
+
+def tournament(dsn: str, schema: str, task: dict, timeout_s: int, python: Path | None = None
+               ) -> tuple[dict, float, int]:
+    """The tournament on a fresh backend: its result, seconds, and peak USS growth.
+    ``python``: a folder whose siselect package that backend runs instead of the installed
+    one (a work tree's ``plpy``: its code measured without ``make install``)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         pid = conn.info.backend_pid
+        if python is not None:
+            conn.execute(SERVER_PYTHON % repr(str(python.resolve())))
         # A backend imports siselect's modules at its first tournament (1.5 s or so here),
         # once per session: a duel on no table pays for that before the clock starts.
         conn.execute("SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'warm-up', "
@@ -214,7 +232,8 @@ def tournament(dsn: str, schema: str, task: dict, timeout_s: int) -> tuple[dict,
                 peak)
 
 
-def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> dict:
+def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say,
+              python: Path | None = None) -> dict:
     conn = psycopg.connect(dsn, autocommit=True)
     conn.execute(f"SET search_path TO {schema}")
     conn.execute(f"SET statement_timeout = '{int(timeout_s)}s'")
@@ -226,7 +245,7 @@ def run_scale(dsn: str, schema: str, tasks: list[dict], timeout_s: int, say) -> 
     for task in tasks:
         (gold,), _ = answers(conn, executor, catalog, [task["SQL"]])
         got, plain = answers(conn, executor, catalog, task["candidates"])
-        result, seconds, peak, absolute = tournament(dsn, schema, task, timeout_s)
+        result, seconds, peak, absolute = tournament(dsn, schema, task, timeout_s, python)
         figures["plain_s"] += plain
         figures["tournament_s"] += seconds
         figures["peak_mb"] = max(figures["peak_mb"], peak / MB)
@@ -316,6 +335,9 @@ def main() -> None:
     p.add_argument("--yardstick-scales", type=int, nargs="+", default=[1, 10])
     p.add_argument("--timeout", type=int, default=900, help="seconds per statement")
     p.add_argument("--out", type=Path, default=ROOT / "out" / "scale")
+    p.add_argument("--server-python", type=Path,
+                   help="run this folder's siselect package in the server (e.g. a work "
+                        "tree's plpy) instead of the installed one; needs a superuser DSN")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     dsn = resolve_dsn(args)
@@ -341,7 +363,8 @@ def main() -> None:
             schema = (build_superhero(conn, n) if name == "superhero"
                       else build_yardstick(conn, name, n, args.out))
         say(f"{schema}: built in {time.perf_counter() - started:.0f}s")
-        series[name].append(dict(run_scale(dsn, schema, tasks, args.timeout, say), scale=n))
+        figures = run_scale(dsn, schema, tasks, args.timeout, say, args.server_python)
+        series[name].append(dict(figures, scale=n))
         series[name].sort(key=lambda f: f["scale"])
         saved.write_text(json.dumps(series, indent=1) + "\n")
     print(f"{'database':24} {'rows':>10} {'separated':>9} {'rate':>6} {'med':>6} {'max':>5} "
