@@ -33,7 +33,7 @@ from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns
-from siselect.witnesses.interface import Lineage
+from siselect.witnesses.interface import Deferred, Lineage
 
 VALUES = 6  # shared values proposed
 
@@ -96,14 +96,23 @@ def shared_values(witnesses: Sequence[Sequence[int]],
 
 
 def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column: str,
-              value: Any, limit: int) -> str:
+              value: Any, limit: int, deferred: Deferred | None = None) -> str:
     """The witnesses of ``own`` (keyed witness SQL) that hold a row with ``column = value``
-    and are none of ``other``'s, in witness order."""
+    and are none of ``other``'s, in witness order. ``deferred``: ``own``'s witnesses not
+    built yet (:class:`~siselect.witnesses.interface.Deferred`): those are then built for
+    the witnesses that hold such a row only, tested by their row ids one by one."""
     literal = str(value) if isinstance(value, int) else quote_literal(value)
     source, row_id = _from(catalog, table)
     holding = f"SELECT {row_id} FROM {source} WHERE t.{quote_ident(column)} = {literal}"
     unlike = ("" if other is None else
               f" AND NOT EXISTS (SELECT FROM ({other}) AS __b WHERE __b.k = __a.k)")
+    if deferred is not None:
+        number = catalog.number(table)
+        # Row ids of another relation never equal the ones held: only this one's are tested.
+        ids = [sql for held, encoded, sql in deferred.ids if encoded or held == number]
+        held = " OR ".join(f"{sql} IN ({holding})" for sql in ids) or "false"
+        return (f"SELECT DISTINCT w FROM (SELECT {deferred.w} AS w FROM ({deferred.sql}) "
+                f"AS __a WHERE ({held}){unlike}) AS __v ORDER BY w LIMIT {int(limit)}")
     # The witnesses' rows joined to the rows holding the value (one hash of those rows),
     # not ``w && ARRAY(...)``: an overlap compares every element with every element, per
     # witness (12,500 heroes named '-' against 580,000 witnesses: 20 s a statement).
@@ -124,20 +133,25 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
     run = (lambda sql: executor.run(sql).rows) if cache is None else partial(
         cache.rows_of, executor)
     first, second = (_keyed(lin) for lin in lineages)
+    # The witnesses not built yet, when both are keyed by the lineage's own key (the
+    # anti-join reads the other's by that key).
+    deferred = [lin.deferred if all(lin.keyed_sql for lin in lineages) else None
+                for lin in lineages]
     # The difference's groups when there is one, fetched from that difference (a group
     # both answers have grows both sides alike).
-    sides: list[tuple[list[list[int]], str, str | None]] = [
-        (seeds, own, other)
-        for seeds, own, other in ((pool.only1, first, second), (pool.only2, second, first))
-        if seeds] or [(pool.both, first, None)]
+    sides: list[tuple[list[list[int]], str, str | None, Deferred | None]] = [
+        (seeds, own, other, form)
+        for seeds, own, other, form in ((pool.only1, first, second, deferred[0]),
+                                        (pool.only2, second, first, deferred[1]))
+        if seeds] or [(pool.both, first, None, deferred[0])]
     keys = key_columns(trees)
-    for seeds, own, other in sides:
+    for seeds, own, other, form in sides:
         rows = {r for w in seeds for r in w} - exclude
         values = _row_values(executor, catalog, rows)
         for table, column, value in shared_values(seeds, values, keys)[:VALUES]:
             try:
                 fetched = run(value_sql(own, other if own != other else None, catalog, table,
-                                        column, value, per_value))
+                                        column, value, per_value, form))
             except QueryFailed as exc:
                 if exc.sqlstate[:2] in ("21", "22", "42"):  # a value this column cannot take
                     continue

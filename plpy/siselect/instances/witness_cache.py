@@ -32,7 +32,7 @@ from sqlglot import exp
 from siselect.instances.search import CLASSES, POOL, SMALL, Pool, Sides, complete, keyed_stream
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
-from siselect.witnesses.interface import Backend, Lineage
+from siselect.witnesses.interface import Backend, Deferred, Lineage
 
 #: Witnesses kept of a larger set; also, by default, the largest set kept whole: moving
 #: tens of thousands of witnesses into Python costs far more than running the query.
@@ -62,11 +62,17 @@ def sample_sql(stream: str, seed: int, limit: int) -> str:
             f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l LIMIT {int(limit)}")
 
 
-def sketch_sql(stream: str, seed: int, size: int) -> str:
-    """The ``size`` witnesses first in the key order (a top-N sort: ``size`` rows held)."""
-    return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT w, k, "
-            f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l "
-            f"ORDER BY o LIMIT {int(size)}) AS __s")
+def sketch_sql(stream: str, seed: int, size: int, deferred: Deferred | None = None) -> str:
+    """The ``size`` witnesses first in the key order (a top-N sort: ``size`` rows held).
+    With ``deferred`` (the stream's witnesses not built yet), only those are built: the
+    planner would build every witness below the sort."""
+    if deferred is None:
+        return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT w, k, "
+                f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l "
+                f"ORDER BY o LIMIT {int(size)}) AS __s")
+    return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT "
+            f"{deferred.w} AS w, k, o FROM (SELECT *, hashint8extended(k, {int(seed)}) AS o "
+            f"FROM ({deferred.sql}) AS __l ORDER BY o LIMIT {int(size)}) AS __d) AS __s")
 
 
 def rows_sql(lineages: Sequence[str], limit: int, seed: int) -> str:
@@ -116,16 +122,17 @@ def witness_rows(executor: Executor, lineages: Sequence[str], limit: int, seed: 
 
 
 def fetch_sample(executor: Executor, stream: str, seed: int, small: int = SMALL,
-                 sketch: int = SKETCH) -> Sample:
+                 sketch: int = SKETCH, deferred: Deferred | None = None) -> Sample:
     """The sample of ``stream`` (witness SQL with columns ``w``, ``k``): one statement, the
     sketch, when ``small`` is not above it (a set smaller than the sketch is whole);
-    else first the whole set up to ``small`` witnesses, then the sketch if it is larger."""
+    else first the whole set up to ``small`` witnesses, then the sketch if it is larger.
+    ``deferred``: the same witnesses not built yet (:func:`sketch_sql`)."""
     if small > sketch:
         rows = executor.run(sample_sql(stream, seed, small + 1)).rows
         if len(rows) <= small:
             found = _witnesses(rows)
             return Sample(found, True, len(found))
-    found = _witnesses(executor.run(sketch_sql(stream, seed, sketch)).rows)
+    found = _witnesses(executor.run(sketch_sql(stream, seed, sketch, deferred)).rows)
     if len(found) < sketch:  # fewer than the sketch holds: the whole set
         return Sample(found, True, len(found))
     bound = max(o for _, o, _ in found.values())
@@ -209,6 +216,7 @@ class WitnessCache:
     by_args: dict[tuple[str, tuple], Any] = field(default_factory=dict)  # see once
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     texts: dict[int, tuple[exp.Query, str]] = field(default_factory=dict)
+    deferred: dict[str, Deferred] = field(default_factory=dict)  # by keyed stream
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
 
     def text(self, tree: exp.Query) -> str:
@@ -240,6 +248,10 @@ class WitnessCache:
         keyed = all(lin.keyed_sql is not None for lin in lineages)
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
+        if keyed:
+            self.deferred.update((s, lin.deferred) for s, lin in zip(streams, lineages,
+                                                                     strict=True)
+                                 if lin.deferred is not None)
         key = (tuple(streams), seed)
         other = (tuple(reversed(streams)), seed)
         if key not in self.pools and other in self.pools:
@@ -304,7 +316,8 @@ class WitnessCache:
         key = (stream, seed)
         if key not in self.samples:
             self.witness_statements += 1
-            self.samples[key] = fetch_sample(executor, stream, seed, self.small, self.sketch)
+            self.samples[key] = fetch_sample(executor, stream, seed, self.small, self.sketch,
+                                             self.deferred.get(stream))
         return self.samples[key]
 
     def witness_rows(self, executor: Executor, lineage: Lineage, limit: int, seed: int = 0

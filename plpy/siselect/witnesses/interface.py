@@ -25,6 +25,21 @@ class Unsupported(SiselectError):
     sqlstate = "0A000"
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """A keyed witness query whose witnesses are not built yet: ``sql`` returns ``k`` and
+    the row identities each witness is built from (columns ``__t1``, ``__t2``, ...), ``w``
+    is the SQL expression, over those columns, that builds it. A statement that keeps a few
+    of millions of witnesses (a top-N sort by key) builds only the ones it keeps: the
+    planner computes an output column below the sort, for every row it sorts."""
+
+    sql: str
+    w: str
+    # Per column __t<i>: the relation number its rows belong to, whether it holds row ids
+    # already (else ctids), and the SQL of its row id (an element of w; NULL for none).
+    ids: tuple[tuple[int, bool, str], ...] = ()
+
+
 @dataclass
 class Lineage:
     """SQL returning one row per witness (column ``w bigint[]``), and how exact it is.
@@ -38,6 +53,7 @@ class Lineage:
     exact: bool = True
     notes: list[str] = field(default_factory=list)
     keyed_sql: str | None = None
+    deferred: Deferred | None = None  # keyed_sql's witnesses, built later (see Deferred)
     # What the ProvSQL backend adds: calls of its own helpers, and the query texts those
     # helpers run (checked like any text siselect sends, see Executor.run).
     allow: frozenset[Name] = frozenset()

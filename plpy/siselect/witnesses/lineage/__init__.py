@@ -30,11 +30,11 @@ from sqlglot import exp
 from siselect.runtime import views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
-from siselect.witnesses.interface import Lineage
+from siselect.witnesses.interface import Deferred, Lineage
 from siselect.witnesses.lineage.analysis import repeats_rows
 from siselect.witnesses.lineage.context import Context, Env, UnsupportedLineage
 from siselect.witnesses.lineage.query import rewrite_query
-from siselect.witnesses.lineage.rows import witness_rows
+from siselect.witnesses.lineage.rows import witness_forms
 
 
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
@@ -46,17 +46,21 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     ctx = Context(catalog, rewrite=rewrite_query)
     ctx.may_repeat = repeats_rows(tree)
     rewritten = rewrite_query(tree, Env(ctx), top=True)
-    parts = [witness_rows(rewritten, ctx), *ctx.extras]
+    main = witness_forms(rewritten, ctx)
+    parts = [main.select, *ctx.extras]
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
+    deferred = None
     if len(parts) == 1 and not ctx.may_repeat:
         # Different rows give different witnesses here: no need to deduplicate.
         keyed = f"{with_}{parts[0]}"
+        deferred = Deferred(f"{with_}{main.deferred}", main.w, main.ids)
     else:
         union = " UNION ALL ".join(f"({p})" for p in parts)
         keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"
     # The key is not computed where not read (the subquery is pulled up, or its column
     # dropped, by the planner).
-    return Lineage(f"SELECT w FROM ({keyed}) AS __w", ctx.exact, ctx.notes, keyed_sql=keyed)
+    return Lineage(f"SELECT w FROM ({keyed}) AS __w", ctx.exact, ctx.notes, keyed_sql=keyed,
+                   deferred=deferred)
 
 
 class LineageBackend:

@@ -1,11 +1,14 @@
 """The final witness rows of a rewritten query."""
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from siselect.witnesses.lineage.collect import Rewritten
 from siselect.witnesses.lineage.context import Context
 from siselect.witnesses.lineage.rep import (
     Parts,
+    Slot,
     expansion,
     normalized,
     repeats_tables,
@@ -14,11 +17,28 @@ from siselect.witnesses.lineage.rep import (
 )
 
 
+@dataclass
+class WitnessRows:
+    """The witness rows of a rewritten query, as ``SELECT w, k`` (``select``) and with the
+    witness not built yet (``deferred``: ``k`` and the witness's row identities as
+    columns ``__t1``, ``__t2``, ...; ``w``: the expression that builds it from them)."""
+
+    select: str
+    deferred: str
+    w: str
+    ids: tuple[tuple[int, bool, str], ...]  # see Deferred.ids
+
+
 def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     """``SELECT w, k`` for every witness of every row of a rewritten query (may repeat).
 
     ``w`` is the witness (sorted row ids), ``k`` its key (:func:`.rep.witness_key`).
     """
+    return witness_forms(rewritten, ctx).select
+
+
+def witness_forms(rewritten: Rewritten, ctx: Context) -> WitnessRows:
+    """:func:`witness_rows`, also with the witness not built yet (:class:`WitnessRows`)."""
     query = rewritten.query.copy()
     absorb_offset(query, ctx)
     q = ctx.names.fresh("q")
@@ -28,7 +48,16 @@ def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
     if not slots or repeats_tables(slots):
         ctx.may_repeat = True  # e.g. every row's witness is empty
     sources = ", ".join([f"({sql(query)}) AS {q}", *laterals])
-    return f"SELECT {normalized(slots)} AS w, {witness_key(slots)} AS k FROM {sources}"
+    key = witness_key(slots)
+    # Row identities are cheap to carry (a tid); the witness's row ids cost several times
+    # more to build than the rest of a witness query's row (a tid written out as text).
+    carried = [Slot(f"__t{i}", s.table) for i, s in enumerate(slots, 1)]
+    columns = "".join(f", {s.text} AS {c.text}" for s, c in zip(slots, carried, strict=True))
+    return WitnessRows(select=f"SELECT {normalized(slots)} AS w, {key} AS k FROM {sources}",
+                       deferred=f"SELECT {key} AS k{columns} FROM {sources}",
+                       w=normalized(carried),
+                       ids=tuple((c.table.number, c.table.encoded, c.table.rowid(c.text))
+                                 for c in carried))
 
 
 def absorb_offset(query: exp.Expr, ctx: Context) -> None:
