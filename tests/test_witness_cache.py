@@ -96,6 +96,22 @@ def test_a_sketch_builds_only_the_witnesses_it_keeps(sql, executor):
     assert len(deferred.witnesses) == 50 and not deferred.complete
 
 
+@pytest.mark.parametrize("sql", [*SKETCHED, "SELECT COUNT(*) FROM superhero WHERE id < 0",
+                                 "SELECT id FROM superhero WHERE id < 0"])
+def test_a_sketch_comes_back_as_one_row(sql, executor):
+    """Issue 18: 8,192 rows fetched one by one through PL/Python cost about as much as the
+    statement that sorted them; packed as arrays they come as one row, the same sample
+    (an empty witness and an empty set included)."""
+    catalog = load_catalog(executor)
+    lineage, = lineages_of([sql], catalog)
+    counting = CountingExecutor(executor)
+    sample = witness_cache.fetch_sample(counting, lineage.keyed_sql, 3, 50, 50,
+                                        lineage.deferred)
+    assert counting.statements == 1 and counting.fetched == 1
+    rows = executor.run(witness_cache.sketch_sql(lineage.keyed_sql, 3, 50)).rows
+    assert sample.witnesses == {k: (e, o, tuple(w)) for w, k, e, o in rows}
+
+
 def test_a_tournament_sketches_with_the_deferred_form(executor):
     """The cache runs each candidate's sketch in the deferred form when its lineage has one."""
     catalog = load_catalog(executor)
