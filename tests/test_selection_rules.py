@@ -81,7 +81,7 @@ def test_a_drawn_pair_is_separated_again_away_from_the_rows_used(executor):
     duels = result["duels"]
     assert [d["attempt"] for d in duels] == [1, 2, 3]
     assert result["separated_again"] == {"drawn": 2, "against_prior": 0, "close": 0, "pairs": 1,
-                                         "split": 0}
+                                         "both_ways": 0}
     assert duels[1]["excluded_rows"] == duels[0]["rows"]
     assert not superhero_ids(duels[0]) & superhero_ids(duels[1])
     assert not (superhero_ids(duels[0]) | superhero_ids(duels[1])) & superhero_ids(duels[2])
@@ -164,7 +164,7 @@ class _Script:
         return 0
 
 
-def test_a_pair_whose_verdicts_split_takes_more_instances(executor):
+def test_a_pair_whose_verdicts_went_both_ways_takes_more_instances(executor):
     """A judge wrong on the first and third instances names the wrong candidate 2 to 1 on
     three; verdicts that went both ways let the pair take up to five instances, and on
     five the judge, right on the fourth and fifth, names the right one 3 to 2."""
@@ -176,7 +176,7 @@ def test_a_pair_whose_verdicts_split_takes_more_instances(executor):
     duels = [d for d in result["duels"] if d.get("judge")]
     assert [d["matched"] for d in duels] == [[0], [1], [0], [1], [1]]
     assert result["winner"]["index"] == 1
-    assert result["separated_again"]["split"] >= 1
+    assert result["separated_again"]["both_ways"] >= 1
     # Every instance away from the rows of the earlier ones.
     assert all(d["excluded_rows"] >= i for i, d in enumerate(duels[1:], start=1))
 

@@ -335,8 +335,8 @@ class AgainRecord:
     against_prior: int = doc("times because the verdict went against a much larger group")
     close: int = doc("times because the winner did not lead by 9 to 1 yet (evidence scoring)")
     pairs: int = doc("pairs judged on more than one instance")
-    split: Maybe[int] = doc("pairs whose verdicts went both ways, each allowed up to "
-                            "2 instances - 1 (absent in older results)", absent=True)
+    both_ways: Maybe[int] = doc("pairs whose verdicts went both ways, each allowed up to "
+                                "2 instances - 1 (absent in older results)", absent=True)
 
 
 @dataclass(kw_only=True)

@@ -34,11 +34,11 @@ class Match:
     again: str | None = None  # why it needs another instance, while it does
     exhausted: bool = False  # its last search found nothing new: no instance is to come
     room: int | None = None  # instances it may take when fewer than the limit
-    split: bool = False  # its verdicts went both ways: it may take up to widened(limit)
+    both_ways: bool = False  # its verdicts went both ways: it may take widened(limit)
 
     def cap(self, limit: int) -> int:
         """The most instances it may take under the tournament's ``limit``."""
-        cap = widened(limit) if self.split else limit
+        cap = widened(limit) if self.both_ways else limit
         return cap if self.room is None else min(cap, self.room)
 
     def has_room(self, limit: int, after: int = 0) -> bool:
@@ -56,7 +56,7 @@ def widened(limit: int) -> int:
     return 2 * limit - 1
 
 
-def split(u: Unit, v: Unit) -> bool:
+def both_ways(u: Unit, v: Unit) -> bool:
     """Whether the instances two units met on went both ways (each won one)."""
     ways = {(a, b) for mid in u.instance_points.keys() & v.instance_points.keys()
             for a, b in zip(u.instance_points[mid], v.instance_points[mid], strict=False)}

@@ -46,7 +46,14 @@ from siselect.selection.judge_pool import UNAVAILABLE, Idle
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
 from siselect.selection.memo import MemoKey, Separated, SeparationMemo, memo_key
 from siselect.selection.rules import Rules
-from siselect.selection.schedule import Match, next_round, open_pairs, skipped, split, widened
+from siselect.selection.schedule import (
+    Match,
+    both_ways,
+    next_round,
+    open_pairs,
+    skipped,
+    widened,
+)
 from siselect.selection.scoring import Unit
 from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
@@ -574,7 +581,7 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
             p.match.instances.append(frozenset(p.sep["row_ids"]))
         # Nothing new to exclude, or nothing separated: another search finds the same.
         p.match.exhausted = record.get("separation") != "separated" or not p.sep.get("row_ids")
-        p.match.split = split(t.unit_of(p.match.a), t.unit_of(p.match.b))
+        p.match.both_ways = both_ways(t.unit_of(p.match.a), t.unit_of(p.match.b))
         p.match.again = _again(t, p) if p.match.has_room(t.rules.instances or 1) else None
         if p.match.again is not None:
             record["again"] = p.match.again
@@ -647,7 +654,7 @@ def _confirm(t: Tournament) -> bool:
     shared = [m for m in t.matches
               if m.mid in best.instance_points.keys() & runner.instance_points.keys()]
     used = sum(len(m.duels) for m in shared)
-    if split(best, runner):
+    if both_ways(best, runner):
         limit = widened(limit)
     if used >= limit or (shared and shared[-1].exhausted):
         return False
@@ -802,7 +809,7 @@ def run_tournament(
         separated_again={"drawn": t.again[DRAWN], "against_prior": t.again[AGAINST_PRIOR],
                          "close": t.again[CLOSE],
                          "pairs": sum(1 for m in t.matches if len(m.duels) > 1),
-                         "split": sum(1 for m in t.matches if m.split)},
+                         "both_ways": sum(1 for m in t.matches if m.both_ways)},
         splits=t.splits,
     )
     result.update(judge_figures(t.answers))
