@@ -109,7 +109,7 @@ def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column:
     if deferred is not None:
         number = catalog.number(table)
         # Row ids of another relation never equal the ones held: only this one's are tested.
-        ids = [sql for held, encoded, sql in deferred.ids if encoded or held == number]
+        ids = [sql for relation, encoded, sql in deferred.ids if encoded or relation == number]
         held = " OR ".join(f"{sql} IN ({holding})" for sql in ids) or "false"
         return (f"SELECT DISTINCT w FROM (SELECT {deferred.w} AS w FROM ({deferred.sql}) "
                 f"AS __a WHERE ({held}){unlike}) AS __v ORDER BY w LIMIT {int(limit)}")
