@@ -275,20 +275,19 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
         return None
     if not any(nondeterminism.static_reason(t) or nondeterminism.probed(t) for t in pair.trees):
         return None
-    known: dict[int, Rows] = {}
+    relaxed = partial(_relaxed, pair, (a1, a2), {})
     explained: bool | None
     try:
-        explained = tie_explained(a1, a2, *(_relaxed(pair, (a1, a2), known, i) for i in (0, 1)))
+        explained = tie_explained(a1, a2, relaxed(0), relaxed(1))
     except QueryFailed as exc:
         nondeterminism.no_verdict(exc)  # out of time: raised
         explained = None  # decided after the reasons, as it was: a reason, and it fails again
     if explained is False:
         return None
-    reasons = _tie_reasons(pair, (a1, a2), known)
+    reasons = _tie_reasons(pair, (a1, a2), relaxed)
     if not reasons:
         return None
-    if explained or tie_explained(a1, a2, *(_relaxed(pair, (a1, a2), known, i)
-                                            for i in (0, 1))):
+    if explained or tie_explained(a1, a2, relaxed(0), relaxed(1)):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items())
     return None
 
@@ -307,14 +306,17 @@ def _relaxed(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows], i: 
     return known[i]
 
 
-def _tie_reasons(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows]
-                 ) -> dict[str, str]:
+def _tie_reasons(pair: Pair, answers: tuple[Rows, Rows], relaxed: Callable[[int], Rows],
+                 asked: Callable[[exp.Query], bool] = lambda tree: True) -> dict[str, str]:
     """Why each query's answer on D hangs on ties or chance (:func:`_tie_reason`), by
-    label, for the queries that have a reason."""
+    label, for the ``asked`` queries that have a reason (``relaxed(i)``: query i's
+    :func:`_relaxed` answer)."""
     reasons = {}
     for i, (label, tree) in enumerate(zip(("q1", "q2"), pair.trees, strict=True)):
+        if not asked(tree):
+            continue
         reason = pair.remember("tie reason", tree, partial(
-            _tie_reason, pair, tree, answers[i], partial(_relaxed, pair, answers, known, i)))
+            _tie_reason, pair, tree, answers[i], partial(relaxed, i)))
         if reason:
             reasons[label] = reason
     return reasons
@@ -325,16 +327,15 @@ def _unseparated_ties(pair: Pair, a1: Rows, a2: Rows) -> str | None:
     way that can change its size (chance, or a tie at a cut below the top level, which
     :func:`_tie_only` does not look at: a top-level cut keeps its size), or None, also
     when the check runs out of time."""
-    if not any(nondeterminism.static_reason(t) or inner_cut(t) for t in pair.trees):
-        return None
+    def resizable(tree: exp.Query) -> bool:
+        return bool(nondeterminism.static_reason(tree)) or inner_cut(tree)
+
     try:
-        reasons = _tie_reasons(pair, (a1, a2), {})
+        reasons = _tie_reasons(pair, (a1, a2), partial(_relaxed, pair, (a1, a2), {}),
+                               resizable)
     except QueryFailed:
         return None
-    trees = dict(zip(("q1", "q2"), pair.trees, strict=True))
-    sized = {label: why for label, why in reasons.items()
-             if nondeterminism.static_reason(trees[label]) or inner_cut(trees[label])}
-    return "; ".join(f"{k}: {v}" for k, v in sized.items()) or None
+    return "; ".join(f"{k}: {v}" for k, v in reasons.items()) or None
 
 
 class _Best:
