@@ -25,12 +25,14 @@ Every kind of relation has witnesses: rows are identified as docs/instances.md (
 identity") says, views read through their definition are expanded first.
 """
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from siselect.runtime import views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
-from siselect.witnesses.interface import Deferred, Lineage
+from siselect.witnesses.interface import Lineage
 from siselect.witnesses.lineage.analysis import repeats_rows
 from siselect.witnesses.lineage.context import Context, Env, UnsupportedLineage
 from siselect.witnesses.lineage.query import rewrite_query
@@ -53,7 +55,7 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     if len(parts) == 1 and not ctx.may_repeat:
         # Different rows give different witnesses here: no need to deduplicate.
         keyed = f"{with_}{parts[0]}"
-        deferred = Deferred(f"{with_}{main.deferred}", main.w, main.ids)
+        deferred = replace(main.deferred, sql=f"{with_}{main.deferred.sql}")
     else:
         union = " UNION ALL ".join(f"({p})" for p in parts)
         keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from siselect.witnesses.interface import Deferred
 from siselect.witnesses.lineage.collect import Rewritten
 from siselect.witnesses.lineage.context import Context
 from siselect.witnesses.lineage.rep import (
@@ -20,13 +21,10 @@ from siselect.witnesses.lineage.rep import (
 @dataclass
 class WitnessRows:
     """The witness rows of a rewritten query, as ``SELECT w, k`` (``select``) and with the
-    witness not built yet (``deferred``: ``k`` and the witness's row identities as
-    columns ``__t1``, ``__t2``, ...; ``w``: the expression that builds it from them)."""
+    witness not built yet (``deferred``)."""
 
     select: str
-    deferred: str
-    w: str
-    ids: tuple[tuple[int, bool, str], ...]  # see Deferred.ids
+    deferred: Deferred
 
 
 def witness_rows(rewritten: Rewritten, ctx: Context) -> str:
@@ -54,10 +52,10 @@ def witness_forms(rewritten: Rewritten, ctx: Context) -> WitnessRows:
     carried = [Slot(f"__t{i}", s.table) for i, s in enumerate(slots, 1)]
     columns = "".join(f", {s.text} AS {c.text}" for s, c in zip(slots, carried, strict=True))
     return WitnessRows(select=f"SELECT {normalized(slots)} AS w, {key} AS k FROM {sources}",
-                       deferred=f"SELECT {key} AS k{columns} FROM {sources}",
-                       w=normalized(carried),
-                       ids=tuple((c.table.number, c.table.encoded, c.table.rowid(c.text))
-                                 for c in carried))
+                       deferred=Deferred(f"SELECT {key} AS k{columns} FROM {sources}",
+                                         normalized(carried),
+                                         tuple((c.table.number, c.table.encoded,
+                                                c.table.rowid(c.text)) for c in carried)))
 
 
 def absorb_offset(query: exp.Expr, ctx: Context) -> None:
