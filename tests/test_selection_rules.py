@@ -229,3 +229,25 @@ def test_a_pair_one_hero_separates_is_judged_again_on_an_instance_that_overlaps(
     assert all(2 in superhero_ids(d) for d in duels[:2])
     assert duels[0]["instance"] != duels[1]["instance"]
     assert result["winner"]["index"] == 0
+
+
+def test_an_overlapping_instance_leaves_out_a_row_the_search_chose(executor):
+    """With references kept, A-Bomb's instance also holds the rows his hero row references
+    (publisher, colours, ...), added after the search: leaving one of those out, the search
+    chooses the same rows and the same instance comes back. Each search for an overlapping
+    instance leaves out a row the first search chose, and the first such search finds one."""
+    tall = ("SELECT DISTINCT s.superhero_name FROM superhero s "
+            "JOIN hero_power hp ON hp.hero_id = s.id WHERE s.height_cm > 200")
+    catalog = load_catalog(executor)
+    memo: dict = {}
+    result = schema_valid("tournament", tournament.run_tournament(
+        executor, [tall, tall + " AND s.id <> 2"], QUESTION, None,
+        ReferenceJudge(to_tree(tall, "postgres", catalog)), Options(with_references=True),
+        catalog=catalog, separations=memo, rules=Rules(judge_accuracy=0.8)))
+    first = next(kept.sep for (_, _, exclude, _), kept in memo.items() if not exclude)
+    chosen = set(first["chosen_row_ids"])
+    assert chosen < set(first["row_ids"])  # referenced rows were added to the chosen ones
+    single = [exclude[0] for (_, _, exclude, _) in memo if len(exclude) == 1]
+    assert single and set(single) <= chosen
+    assert len(single) == 1
+    assert result["duels"][1]["shared_rows"] >= 1

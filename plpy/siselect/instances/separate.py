@@ -196,7 +196,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         references, inclusions = _kept_joins(pair) if options.with_references else ([], [])
         closure = Closure(pair.executor, pair.catalog, inclusions, None if pair.witnesses
                           is None else pair.witnesses.once("inclusion facts", new_facts)())
-        found, meaning, notes = _search(pair, options, result, (a1, a2), closure)
+        found, chosen, meaning, notes = _search(pair, options, result, (a1, a2), closure)
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "timeout", exc.message)
     result["notes"] = notes
@@ -219,6 +219,8 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         )
     if options.with_references:
         found = _with_references(pair, meaning, found, result, references, closure)
+    if set(chosen) != set(found):
+        result["chosen_row_ids"] = chosen
     d1, d2 = pair.answers_on(found)
     assessment = meaning.assess(found, (d1, d2))
     result.update(
@@ -433,8 +435,9 @@ def _time_left(pair: Pair, options: Options) -> bool:
 def _search(
     pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows],
     closure: Closure | None = None,
-) -> tuple[list[int] | None, Meaning, list[str]]:
-    """The instance, its meaning's judge, and notes. With inclusions to keep (``closure``),
+) -> tuple[list[int] | None, list[int], Meaning, list[str]]:
+    """The instance, the rows of it the search chose (the others are partners the closure
+    added), its meaning's judge, and notes. With inclusions to keep (``closure``),
     instances that keep them come first: only when none separates within ``max_rows`` is
     one that breaks them searched for, as before."""
     t0 = time.perf_counter()
@@ -463,7 +466,8 @@ class _Unfinished(Exception):
 
 
 def _searched(pair: Pair, options: Options, on_d: tuple[Rows, Rows], closure: Closure | None,
-              served: Served, t0: float) -> tuple[list[int] | None, Meaning, list[str]]:
+              served: Served, t0: float
+              ) -> tuple[list[int] | None, list[int], Meaning, list[str]]:
     """:func:`_search` on the pool ``served``."""
     lineages, pool = served.lineages, _without(served.pool, options.exclude)
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
@@ -472,8 +476,8 @@ def _searched(pair: Pair, options: Options, on_d: tuple[Rows, Rows], closure: Cl
                          lambda i: _normal_on_d(pair, i, on_d[i]))
     pair.timer.add("lineage", t0)
     if not closure:
-        return _explore(pair, options, _Best(pair, meaning), lineages, pool, notes), \
-            meaning, notes
+        found = _explore(pair, options, _Best(pair, meaning), lineages, pool, notes)
+        return found, found or [], meaning, notes
     # The proposals draw on the pool: what its rows join on, read at once (each read scans
     # the partners' table where its column has no index), not at every row set tested.
     closure.prefetch(r for w in (*pool.only1, *pool.only2, *pool.both) for r in w)
@@ -483,13 +487,13 @@ def _searched(pair: Pair, options: Options, on_d: tuple[Rows, Rows], closure: Cl
         if len(closed) > len(found or ()):
             notes.append(f"{len(closed) - len(found or ())} rows added so that each row "
                          "keeps a partner it has on D (an inclusion D keeps through a join)")
-        return closed, meaning, notes
+        return closed, found or [], meaning, notes
     plain = _explore(pair, options, _Best(pair, meaning), lineages, pool, notes)
     if plain is None:
-        return closed, meaning, notes
+        return closed, found or [], meaning, notes
     notes.append("no instance that keeps the inclusions D keeps through the joins "
                  f"separates within max_rows = {options.max_rows}: this one breaks them")
-    return plain, meaning, notes
+    return plain, plain, meaning, notes
 
 
 def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage], pool: Pool,

@@ -138,6 +138,9 @@ class SeparationResult:
     instance: Maybe[dict[str, Relation]] = doc("the instance D': its rows by table",
                                                absent=True)
     row_ids: Maybe[list[int]] = doc("the instance's rows as siselect row ids", absent=True)
+    chosen_row_ids: Maybe[list[int]] = doc(
+        "the rows of row_ids the search chose, when others were added to them (partners "
+        "that keep an inclusion D keeps, rows referenced through foreign keys)", absent=True)
     answers: Maybe[AnswerPair] = doc("each query's answer on D' (a failed one: its error "
                                      "as one row under 'siselect: error')", absent=True)
     meaning: Maybe[Meaning] = doc(

@@ -30,6 +30,9 @@ class Match:
     b: int
     duels: list[dict[str, Any]] = field(default_factory=list)  # its duel records, in order
     exclude: set[int] = field(default_factory=set)  # rows of its instances so far
+    # Of those, the rows its searches chose (not partners or referenced rows added to them):
+    # only leaving out one of these can make a search find another instance.
+    chosen: set[int] = field(default_factory=set)
     instances: list[frozenset[int]] = field(default_factory=list)  # each one's rows
     again: str | None = None  # why it needs another instance, while it does
     exhausted: bool = False  # its last search found nothing new: no instance is to come

@@ -265,7 +265,9 @@ def _overlapping(t: Tournament, match: Match, pair: Pair, kept: Separated
     ``(pair, kept, 0)`` as given when none is found."""
     # Rows of the tables the instances hold most of first: a row with siblings on D' (a
     # hero's third power, say) is likelier to have a stand-in than the one hero they hang on.
-    by_table = sorted(group_rows(match.exclude, t.catalog).values(), key=lambda r: -len(r))
+    # Only rows the searches chose: a partner or referenced row left out is added back to
+    # the same chosen rows, and the search finds the same instance again.
+    by_table = sorted(group_rows(match.chosen, t.catalog).values(), key=lambda r: -len(r))
     for row in [r for rows in by_table for r in sorted(rows)][:OVERLAP_SEARCHES]:
         other_pair, other = _kept(t, match.a, match.b, (row,))
         if other.status.get("separation") == "error":
@@ -577,6 +579,7 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
         record["tries"] = p.sep.get("tries", 0)
         p.match.duels.append(record)
         p.match.exclude |= set(p.sep.get("row_ids") or [])
+        p.match.chosen |= set(p.sep.get("chosen_row_ids") or p.sep.get("row_ids") or [])
         if p.sep.get("row_ids"):
             p.match.instances.append(frozenset(p.sep["row_ids"]))
         # Nothing new to exclude, or nothing separated: another search finds the same.
@@ -663,6 +666,7 @@ def _confirm(t: Tournament) -> bool:
         return False  # the judge gave no answer there: it would not on another instance
     match = Match(len(t.matches), best.first, runner.first, again=CLOSE, room=limit - used,
                   exclude=set().union(*(m.exclude for m in shared)),
+                  chosen=set().union(*(m.chosen for m in shared)),
                   instances=[rows for m in shared for rows in m.instances])
     t.matches.append(match)
     t.again[CLOSE] += 1
