@@ -169,8 +169,10 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
     entry = _TEXTS.get(key)
     if entry is None or entry[0] is not tree:
         try:
-            text: str | None = _restricted(tree, catalog,
-                                           lambda name: _template(masked[name])).sql("postgres")
+            # copy=False: the restricted tree is a copy of its own, written once and dropped
+            # (sqlglot copies a tree it writes, which cost as much as the writing).
+            text: str | None = _restricted(tree, catalog, lambda name: _template(
+                masked[name])).sql("postgres", copy=False)
         except KeyError:  # a relation base_tables does not list: no template
             text = None
         if text is not None and set(_MARKED.findall(text)) != set(values):
@@ -178,7 +180,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
             # twice has its marks twice)
         entry = _keep(_TEXTS, key, (tree, text))
     if entry[1] is None:
-        return restrict(tree, catalog, rows).sql("postgres")
+        return restrict(tree, catalog, rows).sql("postgres", copy=False)
     return _MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1])
 
 

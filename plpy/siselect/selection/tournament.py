@@ -199,7 +199,7 @@ def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses,
                 on_rows=t.on_rows)
-    key = memo_key(a.tree.sql("postgres"), b.tree.sql("postgres"), exclude, t.options)
+    key = memo_key(t.witnesses.text(a.tree), t.witnesses.text(b.tree), exclude, t.options)
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
         kept = _separated(t, pair, a, b, exclude)
@@ -282,7 +282,7 @@ def _member_answer(t: Tournament, kept: Separated, index: int, run: Any) -> Rows
     """A member's answer on D' (kept in the memo): an error there is its answer."""
     tree = t.entries[index].tree
     assert tree is not None
-    sql = tree.sql("postgres")
+    sql = t.witnesses.text(tree)
     if sql not in kept.members:
         try:
             kept.members[sql] = run(tree)
