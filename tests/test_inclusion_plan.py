@@ -3,12 +3,15 @@ stays linear in the tables' sizes where the inclusion holds."""
 
 from conftest import CountingExecutor
 from siselect.instances import integrity
-from siselect.runtime.catalog import load_catalog
+from siselect.instances.inclusions import Closure
+from siselect.runtime import rowids
+from siselect.runtime.catalog import ForeignKey, load_catalog
 
 
-def _plan(conn, sql: str) -> str:
+def _plan(conn, sql: str, verbose: bool = False) -> str:
     conn.execute("SET search_path TO superhero")
-    return "\n".join(row[0] for row in conn.execute(f"EXPLAIN {sql}").fetchall())
+    explain = "EXPLAIN VERBOSE" if verbose else "EXPLAIN"
+    return "\n".join(row[0] for row in conn.execute(f"{explain} {sql}").fetchall())
 
 
 def _asked(executor, catalog, a, x, b, y) -> tuple[tuple[bool, bool], str]:
@@ -40,3 +43,27 @@ def test_an_inclusion_onto_a_key_stops_at_its_first_missing_row(executor, conn):
     answer, text = _asked(executor, catalog, "hero_power", "power_id", "superpower", "id")
     assert answer == (True, True)
     assert "count(*) = 0" not in text and "NOT EXISTS" in text
+
+
+def test_a_rows_partner_is_its_smallest_and_its_id_is_computed_before_the_join(executor,
+                                                                                conn):
+    """Every power some hero has (superpower.id into hero_power.power_id): a power row
+    taken into D' brings the hero_power row of the smallest ctid among its partners. The
+    power's row id is computed in a subquery the planner keeps (OFFSET 0), once per power,
+    not once per partner row joined (millions at scale): the scan of the powers outputs it."""
+    catalog = load_catalog(executor)
+    counting = CountingExecutor(executor)
+    closure = Closure(counting, catalog, [("superpower", ForeignKey(["id"], "hero_power",
+                                                                    ["power_id"]))])
+    own = rowids.row_id(catalog.tables["superpower"], catalog.number("superpower"), "t")
+    powers = {int(i): int(r) for i, r in executor.run(
+        f"SELECT id, {own} FROM superpower AS t WHERE id IN (1, 2, 3)").rows}
+    closed = closure(sorted(powers.values()))
+    smallest = {int(r) for (r,) in executor.run(
+        f"SELECT {rowids.rowid_of_tid(catalog.number('hero_power'), 'min(ctid)')} "
+        "FROM hero_power WHERE power_id IN (1, 2, 3) GROUP BY power_id").rows}
+    assert set(closed) == set(powers.values()) | smallest and len(smallest) == 3
+    needs = next(t for t in counting.texts if "LEFT JOIN" in t)
+    plan = _plan(conn, needs, verbose=True).splitlines()
+    scan = next(i for i, line in enumerate(plan) if "Scan" in line and " k  (cost" in line)
+    assert "Output:" in plan[scan + 1] and "tidsend(k.ctid)" in plan[scan + 1]

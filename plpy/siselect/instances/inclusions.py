@@ -97,12 +97,16 @@ class Closure:
             smallest = rowids.rowid_of_tid(self.catalog.number(ref), "min(t.ctid)") \
                 if s_table.identity == "ctid" else \
                 f"min({rowids.row_id(s_table, self.catalog.number(ref), 't')})"
-            sql = (f"SELECT {own} AS row_id, k.{x} AS joined, {smallest} AS partner "
-                   f"FROM {rowids.source(r_table, readable_columns(self.catalog, table))} AS k "
+            # Each row's id computed once, before the join (OFFSET 0 keeps the planner from
+            # pulling the subquery up): grouped after it, the id was computed for every
+            # partner row joined (superhero x1000: 2.5 million for 17 powers, 2.4 -> 1.8 s).
+            number = self.catalog.number(table)
+            wanted = (f"SELECT {own} AS row_id, k.{x} AS joined "
+                      f"FROM {rowids.source(r_table, readable_columns(self.catalog, table))} "
+                      f"AS k WHERE {rowids.matches(r_table, number, 'k', new)} OFFSET 0")
+            sql = (f"SELECT k.row_id, k.joined, {smallest} AS partner FROM ({wanted}) AS k "
                    f"LEFT JOIN {rowids.source(s_table, readable_columns(self.catalog, ref))} "
-                   f"AS t ON t.{y} = k.{x} "
-                   f"WHERE {rowids.matches(r_table, self.catalog.number(table), 'k', new)} "
-                   "GROUP BY 1, 2")
+                   f"AS t ON t.{y} = k.joined GROUP BY k.row_id, k.joined")
             for row_id, joined, partner in self.executor.run(sql).rows:
                 self._needs[self._ids[i], int(row_id)] = (joined,
                                                          None if partner is None else int(partner))
