@@ -9,7 +9,7 @@ import pytest
 from conftest import CountingExecutor
 from siselect.instances import separate as separation
 from siselect.instances.batch import batch_sql, run_together
-from siselect.instances.minimise import AHEAD_MOST, AHEAD_ROWS, ddmin, first_batch
+from siselect.instances.minimise import AHEAD_MOST, ddmin
 from siselect.instances.pair import BATCHES_FAILED_MOST, Pair
 
 # Publishers with more than 20 heroes against those with more than 10 counted over a left
@@ -66,21 +66,6 @@ def test_ddmin_shown_its_subsets_ahead_tests_the_same_ones_in_the_same_order():
             if fails:
                 break
         assert batch[:len(after)] == after
-
-
-def test_a_round_of_small_sets_is_shown_whole_in_its_first_batch():
-    """The rounds that check a result is 1-minimal test every subset and none fails: over sets
-    of a few rows each round is one batch (one statement per query), not 1 + 2 + 1."""
-    needed = {0, 5, 10, 15}
-    shown: list[list[list[int]]] = []
-    result = ddmin(list(range(20)), lambda s: needed <= set(s),
-                   lambda batch: shown.append([list(s) for s in batch]))
-    assert result == [0, 5, 10, 15]
-    assert shown[-2:] == [[[0], [5], [10], [15]],
-                          [[5, 10, 15], [0, 10, 15], [0, 5, 15], [0, 5, 10]]]
-    # Sets of thousands of rows still start alone, as the growing proposals do.
-    assert first_batch(3) == AHEAD_MOST and first_batch(AHEAD_ROWS // 4) == 4
-    assert first_batch(5000) == 1
 
 
 def _without_timings(result: dict) -> dict:

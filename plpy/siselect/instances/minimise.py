@@ -30,12 +30,11 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
 
     ``still_fails(items)`` must be True on entry. The result is 1-minimal: removing any
     single element makes ``still_fails`` False. ``ahead``, when given, is shown the subsets
-    about to be tested, in test order and in batches that double up to 16, before the first
-    of them is tested: it may fetch what their tests need at once (one statement for many
-    sets, :meth:`.pair.Pair.prefetch`). The first batch of a round holds as many subsets as
-    :data:`AHEAD_ROWS` rows allow (:func:`first_batch`). Which subsets are tested, in which
-    order, and the result stay as they were: the tests still stop at the first subset that
-    fails.
+    about to be tested, in test order and in batches that double (the first alone, then 2,
+    4, ... 16: most rounds stop at their first subset), before the first of them is tested:
+    it may fetch what their tests need at once (one statement for many sets,
+    :meth:`.pair.Pair.prefetch`). Which subsets are tested, in which order, and the result
+    stay as they were: the tests still stop at the first subset that fails.
     """
     current = list(items)
     n = 2
@@ -44,13 +43,11 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
         chunks = _split(current, min(n, len(current)))
         found: list[T] | None = None
         if len(chunks) > 2:
-            found = _first(len(chunks), chunks.__getitem__, still_fails, ahead,
-                           first_batch(len(chunks[0])))
+            found = _first(len(chunks), chunks.__getitem__, still_fails, ahead)
         if found is not None:
             current, n = found, 2
             continue
-        found = _first(len(chunks), partial(_complement, chunks), still_fails, ahead,
-                       first_batch(len(current) - len(chunks[0])))
+        found = _first(len(chunks), partial(_complement, chunks), still_fails, ahead)
         if found is not None:
             current, n = found, max(n - 1, 2)
             continue
@@ -61,17 +58,6 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
 
 
 AHEAD_FIRST, AHEAD_MOST = 1, 16
-#: Rows a round's first batch may hold. A round of ddmin mostly tests every one of its
-#: subsets (the chunks and complements of a set already 1-minimal fail one and all: superhero
-#: x100: 316 of 452 rounds; 22 stopped at their first subset), so its first batch is full where
-#: its sets are small (a statement costs more than the branches it runs on a D' of a few
-#: rows); sets of thousands of rows start alone, as searches do.
-AHEAD_ROWS = 512
-
-
-def first_batch(rows: int) -> int:
-    """How many subsets of ``rows`` rows each a round shows ahead first."""
-    return max(AHEAD_FIRST, min(AHEAD_MOST, AHEAD_ROWS // max(rows, 1)))
 
 
 def _complement(chunks: list[list[T]], i: int) -> list[T]:
@@ -79,15 +65,14 @@ def _complement(chunks: list[list[T]], i: int) -> list[T]:
     return [x for j, c in enumerate(chunks) if j != i for x in c]
 
 
-def shown_ahead(items: Iterable[T], ahead: Callable[[list[T]], None] | None,
-                first: int = AHEAD_FIRST) -> Iterator[T]:
+def shown_ahead(items: Iterable[T], ahead: Callable[[list[T]], None] | None) -> Iterator[T]:
     """``items`` as they come, ``ahead`` (when given) shown them first in batches that double
-    (``first``, by default alone: most searches stop at their first item; then twice as many,
-    up to :data:`AHEAD_MOST`), each batch built only when the one before it is used up."""
+    (the first alone, then 2, 4, ... :data:`AHEAD_MOST`: most searches stop at their first
+    item), each batch built only when the one before it is used up."""
     if ahead is None:
         yield from items
         return
-    size, items = first, iter(items)
+    size, items = AHEAD_FIRST, iter(items)
     while batch := list(islice(items, size)):
         if len(batch) > 1:
             ahead(batch)
@@ -96,10 +81,10 @@ def shown_ahead(items: Iterable[T], ahead: Callable[[list[T]], None] | None,
 
 
 def _first(count: int, subset: Callable[[int], list[T]], still_fails: Callable[[list[T]], bool],
-           ahead: Callable[[list[list[T]]], None] | None, first: int) -> list[T] | None:
+           ahead: Callable[[list[list[T]]], None] | None) -> list[T] | None:
     """The first of ``subset(0) .. subset(count - 1)`` that still fails, tested in order;
-    ``ahead`` sees them batch by batch (:func:`shown_ahead`, ``first`` in the first)."""
-    for candidate in shown_ahead((subset(i) for i in range(count)), ahead, first):
+    ``ahead`` sees them batch by batch (:func:`shown_ahead`)."""
+    for candidate in shown_ahead((subset(i) for i in range(count)), ahead):
         if still_fails(candidate):
             return candidate
     return None
