@@ -1,8 +1,9 @@
 """Row sets tested in batches (issue 18): minimisation and the growing proposals fetch the
-answers of the sets they are about to test together, one statement per query for up to 16
-sets (instances/batch.py, Pair.prefetch), instead of one statement per query and set. The
-sets tested, their order, the tries counted and the instance stay as they were; only the
-statements are fewer (superhero x100: task 720 1,642 -> 636 statements, 741 693 -> 287)."""
+answers of the sets they are about to test together, one statement per query for up to
+AHEAD_MOST sets (instances/batch.py, Pair.prefetch), instead of one statement per query and
+set. The sets tested, their order, the tries counted and the instance stay as they were;
+only the statements are fewer (superhero x100, batches of up to 16: task 720 1,642 -> 636
+statements, 741 693 -> 287)."""
 
 import pytest
 
