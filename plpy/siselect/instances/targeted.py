@@ -135,8 +135,8 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
     first, second = (_keyed(lin) for lin in lineages)
     # The witnesses not built yet, when both are keyed by the lineage's own key (the
     # anti-join reads the other's by that key).
-    deferred = [lin.deferred if all(lin.keyed_sql for lin in lineages) else None
-                for lin in lineages]
+    keyed = all(lin.keyed_sql for lin in lineages)
+    deferred = [lin.deferred if keyed else None for lin in lineages]
     # The difference's groups when there is one, fetched from that difference (a group
     # both answers have grows both sides alike).
     sides: list[tuple[list[list[int]], str, str | None, Deferred | None]] = [

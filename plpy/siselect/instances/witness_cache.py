@@ -67,13 +67,10 @@ def sketch_sql(stream: str, seed: int, size: int, deferred: Deferred | None = No
     """The ``size`` witnesses first in the key order (a top-N sort: ``size`` rows held).
     With ``deferred`` (the stream's witnesses not built yet), only those are built: the
     planner would build every witness below the sort."""
-    if deferred is None:
-        return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT w, k, "
-                f"hashint8extended(k, {int(seed)}) AS o FROM ({stream}) AS __l "
-                f"ORDER BY o LIMIT {int(size)}) AS __s")
+    form = deferred or Deferred(stream, "w")  # a stream's witnesses are built: w as it is
     return (f"SELECT w, k, hash_array_extended(w, {int(seed)}) AS e, o FROM (SELECT "
-            f"{deferred.w} AS w, k, o FROM (SELECT *, hashint8extended(k, {int(seed)}) AS o "
-            f"FROM ({deferred.sql}) AS __l ORDER BY o LIMIT {int(size)}) AS __d) AS __s")
+            f"{form.w} AS w, k, o FROM (SELECT *, hashint8extended(k, {int(seed)}) AS o "
+            f"FROM ({form.sql}) AS __l ORDER BY o LIMIT {int(size)}) AS __d) AS __s")
 
 
 def rows_sql(lineages: Sequence[str], limit: int, seed: int) -> str:
