@@ -96,9 +96,9 @@ def test_the_search_bounds_the_minimisation_by_the_pairs_budget(leagues, monkeyp
     told = []
     minimised = separation._Best.minimised
 
-    def spy(self, max_rows, time_left=lambda: True):
+    def spy(self, max_rows, time_left=lambda: True, **how):
         told.append(time_left())
-        return minimised(self, max_rows, time_left)
+        return minimised(self, max_rows, time_left, **how)
 
     monkeypatch.setattr(separation._Best, "minimised", spy)
     catalog = load_catalog(leagues)
@@ -120,3 +120,23 @@ def test_a_better_rank_within_its_tries_is_still_minimised(leagues):
     found = best.minimised(max_rows=50)
     assert len(found) == BIG + 3 and best.rank_of(found) == MEANINGFUL
     assert set(leagues_rows[1][0]) <= set(found)
+
+
+def test_a_minimisation_held_to_max_rows_then_settled_runs_no_set_twice(leagues):
+    """The search holds every level to max_rows first (``settle=False``) and settles for the
+    last level above it only when the targeted proposals find nothing that fits: taken up
+    again, the minimisation runs no query on a set it tested (the pair keeps their
+    answers), and ends where it would have ended at once."""
+    best, leagues_rows = best_of(leagues)
+    whole = [r for m, own in leagues_rows.values() for r in [*m, own]]
+    first = leagues_rows[1][0] + [leagues_rows[1][1]]  # 2 rows, degenerate
+    best.consider(whole)
+    best.consider(first)
+    assert best.minimised(max_rows=1, settle=False) is None  # nothing fits 1 row
+    before = best.pair.tests
+    settled = best.minimised(max_rows=1)
+    assert best.pair.tests == before
+    at_once = best_of(leagues)[0]
+    at_once.consider(whole)
+    at_once.consider(first)
+    assert sorted(settled) == sorted(at_once.minimised(max_rows=1)) == sorted(first)

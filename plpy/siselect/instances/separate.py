@@ -373,20 +373,24 @@ class _Best:
         return shown_ahead(proposals, lambda batch: self.pair.prefetch(
             self.closure(rows) for rows in batch if rows))
 
-    def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True
+    def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True,
+                  settle: bool = True, by_rank: dict[int, list[int]] | None = None
                   ) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
         better one stays above ``max_rows`` (a meaningful instance can need many rows: a
         HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tests and while ``time_left()``.
         The last level accepts any instance on which both queries run (the worst rank
-        found, if worse), minimised without a limit: what the search did before it
-        ranked."""
-        if not self.by_rank:
+        found, if worse), minimised without a limit (what the search did before it
+        ranked); with ``settle`` false it is held to ``max_rows`` like the others, and
+        None comes back when nothing fits. ``by_rank``: the sets to start from, if not
+        the ones found so far."""
+        by_rank = self.by_rank if by_rank is None else by_rank
+        if not by_rank:
             return None
-        levels = sorted(set(self.by_rank) | {max(DEGENERATE, max(self.by_rank))})
+        levels = sorted(set(by_rank) | {max(DEGENERATE, max(by_rank))})
         for level in levels:
-            last = level == levels[-1]
-            start = min((r for rank, r in self.by_rank.items() if rank <= level), key=len)
+            last = settle and level == levels[-1]
+            start = min((r for rank, r in by_rank.items() if rank <= level), key=len)
             rows = self._ddmin(start, level, None if last else max_rows, time_left)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
@@ -528,11 +532,19 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         _fallback(pair, best, lineages, notes, frozenset(options.exclude), options.seed)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
-    found = best.minimised(options.max_rows, lambda: _time_left(pair, options))
-    if (found is None or len(found) > options.max_rows) and pool.finish is not None:
+    # Every level held to max_rows first: the last one minimised without a limit is the
+    # instance only when the targeted proposals find none that fits, and minimising it
+    # first cost more than they did (superhero x100 task 720: 401 sets for a 64-row
+    # degenerate set that ends at 32 rows, then 21 rows from a targeted proposal).
+    started_from = dict(best.by_rank)
+    found = best.minimised(options.max_rows, lambda: _time_left(pair, options), settle=False)
+    if found is None and pool.finish is not None:
         raise _Unfinished()
-    if (found is None or len(found) > options.max_rows) and _time_left(pair, options):
-        found = _concentrated(pair, best, lineages, pool, found, options)
+    if found is None and _time_left(pair, options):
+        found = _concentrated(pair, best, lineages, pool, options)
+    if found is None:  # the sets it tests again first run no query (Pair's results)
+        found = best.minimised(options.max_rows, lambda: _time_left(pair, options),
+                               by_rank=started_from)
     pair.timer.add("minimisation", t2)
     return found
 
@@ -597,10 +609,10 @@ def _referenced_rows(pair: Pair) -> list[int] | None:
 
 
 def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
-                  found: list[int] | None, options: Options) -> list[int] | None:
+                  options: Options) -> list[int] | None:
     """Targeted, when nothing fits max_rows: the witnesses of the groups the pool's witnesses
     share a value of (:mod:`.targeted`); each that separates with both queries running is
-    minimised within its rank, and the first that fits (and is smaller) is kept."""
+    minimised within its rank, and the first that fits is kept."""
     for rows in value_proposals(executor_for(pair.executor, lineages), pair.catalog,
                                 pair.trees, lineages, pool, 4 * options.max_rows,
                                 frozenset(options.exclude), pair.witnesses):
@@ -609,10 +621,9 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
         rank = best.consider(rows)
         if rank <= DEGENERATE:
             smaller = best._ddmin(rows, rank, options.max_rows)
-            if smaller is not None and len(smaller) <= options.max_rows \
-                    and (found is None or len(smaller) < len(found)):
+            if smaller is not None and len(smaller) <= options.max_rows:
                 return smaller
-    return found
+    return None
 
 
 def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
