@@ -464,3 +464,32 @@ def test_a_tie_at_the_cut_still_explains_a_difference(duplicates):
     result = separate(duplicates, first, last)
     assert result["status"] == "nondeterministic", result
 
+
+
+@pytest.mark.parametrize("sql, seen", [
+    ("SELECT COUNT(*) FROM molecule AS m JOIN atom AS a ON m.molecule_id = a.molecule_id", False),
+    ("SELECT m.label FROM molecule AS m, atom AS a WHERE a.element = 'f' AND "
+     "a.molecule_id = m.molecule_id", False),
+    ("SELECT COUNT(a.id) FROM molecule AS m LEFT JOIN atom AS a "
+     "ON m.molecule_id = a.molecule_id", True),
+    ("SELECT COUNT(*) FROM molecule AS m JOIN atom AS a ON m.molecule_id = a.molecule_id "
+     "OR m.label = '+'", True),
+    (WITHOUT_FLUORINE, True),  # molecule read alone
+    (OTHER_ATOM + " AND m.id IN (SELECT id FROM molecule)", True),
+    ("SELECT COUNT(*) FROM molecule AS m JOIN atom AS a USING (molecule_id)", True),
+    ("SELECT COUNT(*) FROM atom AS a", False),  # no molecule at all
+    ("SELECT COUNT(*) FROM molecule AS m JOIN (SELECT a.molecule_id, COUNT(*) AS n FROM atom "
+     "AS a GROUP BY a.molecule_id HAVING COUNT(*) > 1) AS a ON m.molecule_id = a.molecule_id",
+     False),  # each value of the derived table's molecule_id is some atom's
+    ("SELECT COUNT(*) FROM molecule AS m JOIN (SELECT a.element AS molecule_id FROM atom AS a) "
+     "AS a ON m.molecule_id = a.molecule_id", True),
+])
+def test_a_row_without_its_partner_is_seen_unless_an_inner_join_drops_it(molecules, sql,
+                                                                          seen):
+    """integrity.hidden: whether a query can see a molecule without any of its atoms; where
+    none can, D is not asked whether it has one."""
+    catalog = load_catalog(molecules)
+    tree = to_tree(sql, "postgres", catalog)
+    assert integrity.hidden([tree], catalog, "molecule", "molecule_id", "atom",
+                            "molecule_id") is not seen
+

@@ -216,8 +216,9 @@ def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
     key is followed as it is, not asked."""
     catalog = load_catalog(executor)
     assert ForeignKey(["hero_id"], "superhero", ["id"]) in catalog.tables["hero_power"].foreign_keys
-    joined = ("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp ON s.id = hp.hero_id "
-              "WHERE s.height_cm > {}")
+    # A hero without powers counts here (the outer join keeps it): whether D has one is asked.
+    joined = ("SELECT COUNT(*) FROM superhero AS s LEFT JOIN hero_power AS hp "
+              "ON s.id = hp.hero_id WHERE s.height_cm > {}")
     candidates = [joined.format(h) for h in (200, 198, 185)]
     counting = CountingExecutor(executor)
     result = tournament.run_tournament(
@@ -228,6 +229,44 @@ def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
     asked = [t for t in counting.texts if "AS kept_inclusion" in t]
     # s.id -> hp.hero_id once; hp.hero_id -> s.id is the declared key.
     assert len(asked) == 1 and '"superhero"."superhero" AS k' in asked[0]
+
+
+def test_a_join_no_query_can_see_broken_is_not_asked(executor):
+    """Issue 18: where both queries read superhero only inner-joined to hero_power on its
+    id, a hero without powers is in no query's rows, so D is not asked whether every hero
+    has one (a statement that reads both tables whole), and the instance, 1-minimal, holds
+    no such hero anyway: each of its heroes has a power there."""
+    catalog = load_catalog(executor)
+    joined = ("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp ON s.id = hp.hero_id "
+              "WHERE s.height_cm > {}")
+    candidates = [joined.format(h) for h in (200, 198, 185)]
+    counting = CountingExecutor(executor)
+    result = tournament.run_tournament(
+        counting, candidates, QUESTION, None,
+        ReferenceJudge(to_tree(candidates[0], "postgres", catalog)),
+        Options(with_references=True), catalog=catalog)
+    separated = [d for d in result["duels"] if d["separation"] == "separated"]
+    assert separated
+    assert not [t for t in counting.texts if "AS kept_inclusion" in t]
+    for duel in separated:
+        heroes, powers = duel["instance"]["superhero"], duel["instance"]["hero_power"]
+        with_power = {row[powers["columns"].index("hero_id")] for row in powers["rows"]}
+        assert {row[heroes["columns"].index("id")] for row in heroes["rows"]} <= with_power
+
+
+def test_a_row_another_table_references_may_come_without_its_partner(executor):
+    """A hero comes into D' with the attribute row that references it (a declared key),
+    whether or not D' holds a power of it: with hero_attribute read too, whether every hero
+    has a power is asked of D, though both queries join superhero to hero_power inner."""
+    catalog = load_catalog(executor)
+    powers = to_tree("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp "
+                     "ON s.id = hp.hero_id", "postgres", catalog)
+    attributes = to_tree("SELECT COUNT(*) FROM hero_attribute AS ha WHERE ha.hero_id IN "
+                         "(SELECT s.id FROM superhero AS s JOIN hero_power AS hp "
+                         "ON s.id = hp.hero_id)", "postgres", catalog)
+    join = ("superhero", "id", "hero_power", "hero_id")
+    assert integrity.hidden([powers], catalog, *join)
+    assert not integrity.hidden([powers, attributes], catalog, *join)
 
 
 def test_a_join_onto_a_primary_key_is_not_counted(executor):

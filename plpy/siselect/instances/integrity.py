@@ -16,6 +16,12 @@ The same join with ``b.y`` not unique is an *inclusion* when D keeps it: every n
 ``a.x`` has at least one partner ``b.y`` (every molecule has an atom). A D' holding a
 molecule without any of its atoms is again a database D never is; :mod:`.inclusions`
 gives such a row one partner back.
+
+Either matters only where a query can see a row of ``a`` without its partner. Where every
+query of the pair reads ``a`` only inner-joined to ``b`` on ``a.x = b.y``, and no other
+table the pair reads references ``a`` (:func:`hidden`), such a row is in no query's rows
+and no reference adds one: removing it changes neither answer, so a 1-minimal instance
+holds none, and D is not asked (each such question reads both tables whole).
 """
 
 from collections.abc import Callable, Sequence
@@ -24,7 +30,7 @@ from functools import partial
 from sqlglot import exp
 
 from siselect.instances.shadow import base_tables
-from siselect.runtime import privileges, rowids
+from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
@@ -74,16 +80,20 @@ Holds = Callable[[str, str, str, str], tuple[bool, bool]]
 
 
 def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query,
-               holds: Holds | None = None) -> tuple[list[Reference], list[Reference]]:
+               holds: Holds | None = None, seen_by: Sequence[exp.Query] = ()
+               ) -> tuple[list[Reference], list[Reference]]:
     """The joins of ``tree`` that D keeps: as references (``b.y`` unique) and as inclusions
     (``b.y`` not unique), each as ``(a, ForeignKey([x], b, [y]))``; one statement per join,
     by ``holds`` when given (a tournament's, that asks D once for all its candidates: two
     of them often join the same tables on the same columns, and each such statement reads
-    both tables whole)."""
+    both tables whole). With ``seen_by`` (the queries D' is for), a join that every one of
+    them reads ``a`` only through is left out (:func:`hidden`)."""
     references: list[Reference] = []
     inclusions: list[Reference] = []
     for a, x, b, y in sorted(joined_columns(tree, catalog)):
         if not (privileges.can_read(catalog, a, [x]) and privileges.can_read(catalog, b, [y])):
+            continue
+        if seen_by and hidden(seen_by, catalog, a, x, b, y):
             continue
         if ForeignKey([x], b, [y]) in catalog.tables[a].foreign_keys:
             # Declared: followed as it is (references.referenced_closure), and onto a key,
@@ -93,6 +103,99 @@ def kept_joins(executor: Executor, catalog: Catalog, tree: exp.Query,
         if covered:
             (references if unique else inclusions).append((a, ForeignKey([x], b, [y])))
     return references, inclusions
+
+
+def hidden(trees: Sequence[exp.Query], catalog: Catalog, a: str, x: str, b: str, y: str
+           ) -> bool:
+    """Whether a row of ``a`` without a partner in ``b`` is in no query's rows and no
+    reference adds one to D': each query reads ``a`` only where an inner join with ``b``
+    on ``a.x = b.y`` drops such a row (:func:`_only_joined`), and no table the queries read
+    but ``b`` references ``a`` (a declared key, or a join onto ``a`` that D may keep as
+    one), whose rows would bring rows of ``a`` with them."""
+    if _referenced_apart(trees, catalog, a, b):
+        return False
+    return all(_only_joined(views.expand(t, catalog), catalog, a, x, b, y) for t in trees)
+
+
+def _referenced_apart(trees: Sequence[exp.Query], catalog: Catalog, a: str, b: str) -> bool:
+    read = {name for t in trees for name in base_tables(t, catalog)}
+    if any(fk.ref_table == a for c in read - {b} for fk in catalog.tables[c].foreign_keys):
+        return True
+    return any(c != b and onto == a for t in trees
+               for c, _, onto, _ in joined_columns(t, catalog))
+
+
+def _only_joined(tree: exp.Query, catalog: Catalog, a: str, x: str, b: str, y: str) -> bool:
+    """Whether ``tree`` reads table ``a`` only where an inner join with ``b`` on
+    ``a.x = b.y`` drops each row of ``a`` without a partner: in each SELECT that reads
+    ``a``, every join inner and ``a.x = b.y`` one of the conditions its rows must all meet
+    (a conjunct of ``WHERE`` or of a join's ``ON``), ``b`` read in that same SELECT. Any
+    other place (an outer join, a subquery reading ``a`` alone, ``USING``) shows the row."""
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    if b in ctes:  # a name that may not be b where it is read
+        return False
+    for table in tree.find_all(exp.Table):
+        if table.name in ctes and not table.db:
+            continue
+        found = catalog.table(table.name)
+        if found is None or found.name != a:
+            continue
+        select = table.parent.parent if isinstance(table.parent, (exp.From, exp.Join)) else None
+        if not isinstance(select, exp.Select) or not _inner_join_on(select, table, catalog,
+                                                                    x, b, y):
+            return False
+    return True
+
+
+def _inner_join_on(select: exp.Select, table: exp.Table, catalog: Catalog, x: str, b: str,
+                   y: str) -> bool:
+    joins = select.args.get("joins") or []
+    if any(j.args.get("side") or j.args.get("using") or j.args.get("kind") not in
+           (None, "INNER", "CROSS") for j in joins):
+        return False
+    read = [select.args["from_"].this, *(j.this for j in joins)]
+    partners = {name: columns for r in read for name, columns in [_carrying(r, catalog, b, y)]
+                if columns}
+    own = table.alias_or_name
+    conditions = [c for c in (select.args.get("where"), *(j.args.get("on") for j in joins))
+                  if c is not None]
+    for condition in conditions:
+        condition = condition.this if isinstance(condition, exp.Where) else condition
+        for eq in condition.flatten() if isinstance(condition, exp.And) else [condition]:
+            if not isinstance(eq, exp.EQ):
+                continue
+            sides = (eq.this, eq.expression)
+            if all(isinstance(c, exp.Column) for c in sides) and any(
+                    s.table == own and s.name == x and o.name in partners.get(o.table, ())
+                    for s, o in (sides, sides[::-1])):
+                return True
+    return False
+
+
+def _carrying(relation: exp.Expr, catalog: Catalog, b: str, y: str) -> tuple[str, set[str]]:
+    """The name ``relation`` is read by in its SELECT, and its columns whose every value is
+    some row of ``b``'s ``y`` (or NULL): ``y`` of ``b`` itself, or an output of a derived
+    table that is a column ``y`` of ``b`` read in its own FROM (filtered, joined or grouped,
+    a value still comes from a row of ``b``)."""
+    name = relation.alias_or_name
+    if isinstance(relation, exp.Table):
+        found = catalog.table(relation.name)
+        return name, {y} if found is not None and found.name == b else set()
+    alias = relation.args.get("alias")
+    inner = relation.this if isinstance(relation, exp.Subquery) else None
+    if not isinstance(inner, exp.Select) or inner.args.get("from_") is None \
+            or (alias is not None and alias.columns):
+        return name, set()
+    own = {t.alias_or_name for t in [inner.args["from_"].this,
+                                      *(j.this for j in inner.args.get("joins") or [])]
+           if isinstance(t, exp.Table) and (found := catalog.table(t.name)) is not None
+           and found.name == b}
+    carried = set()
+    for output in inner.expressions:
+        value = output.this if isinstance(output, exp.Alias) else output
+        if isinstance(value, exp.Column) and value.table in own and value.name == y:
+            carried.add(output.alias_or_name)
+    return name, carried
 
 
 def join_holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str

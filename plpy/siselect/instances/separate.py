@@ -646,12 +646,13 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
 
 
 def _kept_joins(pair: Pair) -> tuple[list[integrity.Reference], list[integrity.Reference]]:
-    """The references and the inclusions D keeps through either query's joins
-    (:func:`.integrity.kept_joins`, read once per query in a tournament)."""
+    """The references and the inclusions D keeps through either query's joins that either
+    query can see broken (:func:`.integrity.kept_joins`; D asked once per join in a
+    tournament)."""
     holds = None if pair.witnesses is None else pair.witnesses.once(
         "kept join", partial(integrity.join_holds, pair.executor, pair.catalog))
-    kept = [pair.remember("kept joins", t, partial(
-        integrity.kept_joins, pair.executor, pair.catalog, t, holds)) for t in pair.trees]
+    kept = [integrity.kept_joins(pair.executor, pair.catalog, t, holds, pair.trees)
+            for t in pair.trees]
     return integrity.union([k[0] for k in kept]), integrity.union([k[1] for k in kept])
 
 
