@@ -40,12 +40,12 @@ def column_aliases(alias: str, count: int) -> str:
 
 
 def collect(inner: exp.Query, rep: Rep, keys: list[str], env: Env, having: str | None = None,
-            only: str | None = None) -> Rewritten:
+            only: str | None = None, ordered: bool = False) -> Rewritten:
     """One row per distinct value of ``inner``'s first ``len(keys)`` columns, named ``keys``.
 
-    Every witness of the merged rows goes into one multi column. ``only`` (a condition in
-    which ``{q}`` stands for ``inner``'s alias) limits which rows lend their witnesses;
-    ``having`` (same convention) filters the groups.
+    Every witness of the merged rows goes into one multi column, sorted with ``ordered``.
+    ``only`` (a condition in which ``{q}`` stands for ``inner``'s alias) limits which rows
+    lend their witnesses; ``having`` (same convention) filters the groups.
     """
     names = env.ctx.names
     q = names.fresh("q")
@@ -54,7 +54,7 @@ def collect(inner: exp.Query, rep: Rep, keys: list[str], env: Env, having: str |
     laterals, _, slots = expansion(parts, names)
     projections = [f"{q}.__c{i} AS {quoted(k)}" for i, k in enumerate(keys, 1)]
     entries, group = emit(slots, names, aggregate=True,
-                          only=only.replace("{q}", q) if only else None)
+                          only=only.replace("{q}", q) if only else None, ordered=ordered)
     projections += entries
     if not projections:
         projections = ["1"]

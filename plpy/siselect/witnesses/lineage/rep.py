@@ -146,16 +146,18 @@ def ctid_slot(alias: exp.Identifier) -> str:
 
 
 def emit(slots: Sequence[Slot], names: Names, aggregate: bool = False,
-         only: str | None = None) -> tuple[list[str], WitnessGroup]:
+         only: str | None = None, ordered: bool = False) -> tuple[list[str], WitnessGroup]:
     """SELECT-list entries carrying ``slots``, and the group they form.
 
     With ``aggregate``, each slot is gathered with ``array_agg`` (of the rows passing the
-    condition ``only``, if given): the group then holds the witnesses of the merged rows.
+    condition ``only``, if given): the group then holds the witnesses of the merged rows;
+    ``ordered``, sorted by their slots (every array in the same order).
     """
     base = names.fresh("m" if aggregate else "s")
     columns = [f"{base}_{j}" for j in range(1, len(slots) + 1)]
     where = f" FILTER (WHERE {only})" if only else ""
-    entries = [f"array_agg({s.text}){where} AS {c}" if aggregate else f"{s.text} AS {c}"
+    order = f" ORDER BY {', '.join(s.text for s in slots)}" if ordered and slots else ""
+    entries = [f"array_agg({s.text}{order}){where} AS {c}" if aggregate else f"{s.text} AS {c}"
                for s, c in zip(slots, columns, strict=True)]
     return entries, WitnessGroup(columns, [s.table for s in slots], aggregate)
 
@@ -195,7 +197,7 @@ def expansion(parts: Parts, names: Names) -> tuple[list[str], list[str], list[Sl
 
 
 def absorbed(ref: str, table: Held, slots: Sequence[Slot]) -> str:
-    """An array ``ref`` of alternative one-row witnesses reduced to the row a slot of
+    """A sorted array ``ref`` of alternative one-row witnesses reduced to the row a slot of
     ``slots`` holds, when it holds one of those rows; else ``ref`` as it is.
 
     Every other choice would give a witness holding that one and more rows, none needed:
@@ -207,7 +209,11 @@ def absorbed(ref: str, table: Held, slots: Sequence[Slot]) -> str:
     same = [s.text for s in slots if s.table == table]
     if not same:
         return ref
-    cases = " ".join(f"WHEN {s} = ANY({ref}) THEN ARRAY[{s}]" for s in same)
+    # ``ref`` is sorted (collect's ``ordered``): width_bucket finds a row by binary search,
+    # where ``= ANY`` reads the whole array for every row (student_club x100: 15,111 rows
+    # each against 14,819 budgets tied at the minimum, 6 s of a 7 s statement).
+    cases = " ".join(f"WHEN ({ref})[width_bucket({s}, {ref})] = {s} THEN ARRAY[{s}]"
+                     for s in same)
     return f"CASE {cases} ELSE {ref} END"
 
 

@@ -7,9 +7,11 @@ added is where its witnesses come from:
   through equalities: its witnesses grouped by the matching key and LEFT JOINed to the
   block (one hash join, no per-row re-execution); a row's witnesses then include one
   witness of the inner rows it matched;
-- an uncorrelated ``(SELECT MIN/MAX(e) ...)``, anywhere: the rows reaching the extreme, joined
-  to every row (ON TRUE) - any one of them gives the subquery its value, so a row holding one
-  of them is witnessed without the others (:func:`.rep.absorbed`);
+- an uncorrelated ``(SELECT MIN/MAX(e) ...)``, anywhere (or SQLite's MIN/MAX of numbers
+  loaded as text, :func:`_picked`): the rows reaching the extreme, joined to every row
+  (ON TRUE) - any one of them gives the subquery its value, so a row holding one of them is
+  witnessed without the others (:func:`.rep.absorbed`); the same subquery used again is
+  joined once;
 - anything else (negated, correlated otherwise, uncorrelated scalar, at the group level):
   the witnesses of the rows the subquery reads are listed on their own, next to the
   query's witnesses (over-approximation, noted).
@@ -114,6 +116,7 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
     Side witnesses are registered at once; joins are returned for the caller to attach.
     """
     plans = []
+    extremes: set[str] = set()
     for use in uses_of(select):
         refs = outer_references(use.query, env.ctx.catalog, env)
         row_level = use.clause in ROW_CLAUSES or (use.clause in ("select", "order")
@@ -123,10 +126,16 @@ def plan_subqueries(select: exp.Select, sources: list[Source], grouped: bool,
         fallback = partial(_listed_apart, use, bool(refs), name, env)
         plan = None
         extreme = _extreme_rows(use.query) if not refs and use.kind == "scalar" else None
+        if extreme is not None and extreme.sql() in extremes:
+            # The same uncorrelated subquery again (SQLite's comparison rules repeat it in
+            # each branch of a CASE): the same value, reached by the same rows, witnessed
+            # once.
+            continue
         if extreme is not None:
-            plan = _join(extreme, sources, env, [], partial(_list_body, extreme, env))
-            if plan.multi is not None:
-                plan.multi.alternatives = True  # any one row reaching the extreme does
+            extremes.add(extreme.sql())
+            # Any one row reaching the extreme does: the rows are alternatives.
+            plan = _join(extreme, sources, env, [], partial(_list_body, extreme, env),
+                         alternatives=True)
         elif row_level and not use.negated:
             if not refs and use.kind == "in" and not isinstance(use.lhs, exp.Tuple):
                 plan = _uncorrelated_in(use, sources, env, fallback)
@@ -231,14 +240,15 @@ def _needed(exprs: list[exp.Expr], sources: list[Source]) -> set[str]:
 
 
 def _join(inner: exp.Query, sources: list[Source], env: Env, outer_keys: list[exp.Expr],
-          fallback: Callable[[], None]) -> JoinPlan:
+          fallback: Callable[[], None], alternatives: bool = False) -> JoinPlan:
     """LEFT JOIN the witnesses of ``inner`` grouped by its leading key columns.
 
-    Without keys, all of them are one set joined to every row (ON TRUE).
+    Without keys, all of them are one set joined to every row (ON TRUE). ``alternatives``:
+    any one of them does (:class:`.rep.Multi`), kept sorted (:func:`.rep.absorbed`).
     """
     rewritten = env.ctx.rewrite(inner, env)
     keys = [f"__k{i}" for i in range(len(outer_keys))]
-    grouped = collect(rewritten.query, rewritten.rep, keys, env)
+    grouped = collect(rewritten.query, rewritten.rep, keys, env, ordered=alternatives)
     alias = env.ctx.names.fresh("j")
     on = exp.and_(*(exp.EQ(this=exp.column(k, table=alias), expression=outer.copy())
                     for k, outer in zip(keys, outer_keys, strict=True))) if keys else exp.true()
@@ -246,7 +256,8 @@ def _join(inner: exp.Query, sources: list[Source], env: Env, outer_keys: list[ex
                                       alias=exp.TableAlias(this=exp.to_identifier(alias))),
                     side="LEFT", on=on)
     groups = grouped.rep.groups
-    multi = Multi([f"{alias}.{c}" for c in groups[0].columns], groups[0].tables) if groups else None
+    multi = Multi([f"{alias}.{c}" for c in groups[0].columns], groups[0].tables,
+                  alternatives) if groups else None
     return JoinPlan(join, multi, _needed(outer_keys, sources), fallback)
 
 
@@ -270,9 +281,8 @@ def _extreme_rows(subquery: exp.Query) -> exp.Select | None:
     value = query.expressions[0]
     while isinstance(value, (exp.Alias, exp.Cast, exp.Paren)):
         value = value.this
-    if not isinstance(value, (exp.Max, exp.Min)) or value.args.get("expressions") \
-            or isinstance(value.this, exp.Distinct) or value.parent is None \
-            or isinstance(value.parent, exp.Filter):
+    picked = _picked(value)
+    if picked is None:
         return None
     body = exp.Select(expressions=[exp.Literal.number(1)])
     for key in ("from_", "joins", "with_"):
@@ -280,10 +290,58 @@ def _extreme_rows(subquery: exp.Query) -> exp.Select | None:
             body.set(key, query.args[key].copy())
     extreme = exp.Subquery(this=query.copy())
     extreme.meta[KEEP] = True  # computes the value only: its own witnesses are these rows
-    reached = exp.EQ(this=value.this.copy(), expression=extreme)
+    reached = exp.EQ(this=picked.copy(), expression=extreme)
     where = query.args.get("where")
     body.set("where", exp.Where(this=exp.and_(where.this.copy(), reached) if where else reached))
     return body
+
+
+def _picked(value: exp.Expr) -> exp.Expr | None:
+    """``e`` when every value of ``value`` is the ``e`` of a row it aggregates, one that
+    reaches an extreme: ``MIN(e)``, ``MAX(e)``, or SQLite's order of a column of numbers
+    loaded as text (:mod:`siselect.sqltext.sqlite_rules.stored_numbers_order`), a COALESCE
+    of picks of ``e`` each by a filter and an order that read ``e`` alone (so a row with
+    the same ``e`` passes the same filter and sorts at the same place)."""
+    if isinstance(value, (exp.Max, exp.Min)):
+        if value.args.get("expressions") or isinstance(value.this, exp.Distinct) \
+                or value.parent is None or isinstance(value.parent, exp.Filter):
+            return None
+        return value.this
+    if not isinstance(value, exp.Coalesce):
+        return None
+    picks = [_pick_of(v) for v in (value.this, *value.expressions)]
+    first = picks[0]
+    if first is None or any(p is None or p != first for p in picks):
+        return None
+    return first
+
+
+def _pick_of(value: exp.Expr) -> exp.Expr | None:
+    """``e`` of one COALESCE branch of :func:`_picked`: ``MIN/MAX(e)``, filtered or not, or
+    ``(ARRAY_AGG(e ORDER BY ...) FILTER (...))[1]``; None otherwise."""
+    if isinstance(value, exp.Bracket) and len(value.expressions) == 1:
+        index = value.expressions[0]
+        value = value.this.unnest()
+        if not (isinstance(index, exp.Literal) and index.this in (0, "0")):
+            return None  # sqlglot keeps PostgreSQL's [1] as offset 0
+    condition = None
+    if isinstance(value, exp.Filter):
+        value, condition = value.this, value.expression
+    if isinstance(value, (exp.Max, exp.Min)) and not value.args.get("expressions") \
+            and not isinstance(value.this, exp.Distinct):
+        picked, keys = value.this, []
+    elif isinstance(value, exp.ArrayAgg) and isinstance(value.this, exp.Order):
+        picked, keys = value.this.this, [o.this for o in value.this.expressions]
+    else:
+        return None
+    if not isinstance(picked, exp.Column):
+        return None
+    if any(c != picked for part in (condition, *keys) if part is not None
+           for c in part.find_all(exp.Column)) or any(
+               is_query(n) for part in (condition, *keys) if part is not None
+               for n in part.walk()):
+        return None
+    return picked
 
 
 def _list_body(body: exp.Select, env: Env) -> None:
