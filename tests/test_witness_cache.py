@@ -210,14 +210,11 @@ def test_too_many_witness_rows_show_in_the_first_witnesses(executor):
     assert counting.fetched == 1
 
 
-def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
-    """Whether D keeps a join is a fact of D: candidates that join the same columns ask it
-    once per tournament (each such statement reads both tables whole); a declared foreign
-    key is followed as it is, not asked."""
+def _heights_tournament(executor, join: str) -> tuple[dict, list[str]]:
+    """A tournament of three heroes' counts over superhero ``join`` hero_power, with
+    references kept; its result and the statements that asked D whether a join holds."""
     catalog = load_catalog(executor)
-    assert ForeignKey(["hero_id"], "superhero", ["id"]) in catalog.tables["hero_power"].foreign_keys
-    # A hero without powers counts here (the outer join keeps it): whether D has one is asked.
-    joined = ("SELECT COUNT(*) FROM superhero AS s LEFT JOIN hero_power AS hp "
+    joined = (f"SELECT COUNT(*) FROM superhero AS s {join} hero_power AS hp "
               "ON s.id = hp.hero_id WHERE s.height_cm > {}")
     candidates = [joined.format(h) for h in (200, 198, 185)]
     counting = CountingExecutor(executor)
@@ -225,8 +222,18 @@ def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
         counting, candidates, QUESTION, None,
         ReferenceJudge(to_tree(candidates[0], "postgres", catalog)),
         Options(with_references=True), catalog=catalog)
+    return result, [t for t in counting.texts if "AS kept_inclusion" in t]
+
+
+def test_a_tournament_asks_d_once_per_join_it_keeps(executor):
+    """Whether D keeps a join is a fact of D: candidates that join the same columns ask it
+    once per tournament (each such statement reads both tables whole); a declared foreign
+    key is followed as it is, not asked."""
+    catalog = load_catalog(executor)
+    assert ForeignKey(["hero_id"], "superhero", ["id"]) in catalog.tables["hero_power"].foreign_keys
+    # A hero without powers counts here (the outer join keeps it): whether D has one is asked.
+    result, asked = _heights_tournament(executor, "LEFT JOIN")
     assert any(d["separation"] == "separated" for d in result["duels"])  # two candidates
-    asked = [t for t in counting.texts if "AS kept_inclusion" in t]
     # s.id -> hp.hero_id once; hp.hero_id -> s.id is the declared key.
     assert len(asked) == 1 and '"superhero"."superhero" AS k' in asked[0]
 
@@ -236,18 +243,10 @@ def test_a_join_no_query_can_see_broken_is_not_asked(executor):
     id, a hero without powers is in no query's rows, so D is not asked whether every hero
     has one (a statement that reads both tables whole), and the instance, 1-minimal, holds
     no such hero anyway: each of its heroes has a power there."""
-    catalog = load_catalog(executor)
-    joined = ("SELECT COUNT(*) FROM superhero AS s JOIN hero_power AS hp ON s.id = hp.hero_id "
-              "WHERE s.height_cm > {}")
-    candidates = [joined.format(h) for h in (200, 198, 185)]
-    counting = CountingExecutor(executor)
-    result = tournament.run_tournament(
-        counting, candidates, QUESTION, None,
-        ReferenceJudge(to_tree(candidates[0], "postgres", catalog)),
-        Options(with_references=True), catalog=catalog)
+    result, asked = _heights_tournament(executor, "JOIN")
     separated = [d for d in result["duels"] if d["separation"] == "separated"]
     assert separated
-    assert not [t for t in counting.texts if "AS kept_inclusion" in t]
+    assert not asked
     for duel in separated:
         heroes, powers = duel["instance"]["superhero"], duel["instance"]["hero_power"]
         with_power = {row[powers["columns"].index("hero_id")] for row in powers["rows"]}
