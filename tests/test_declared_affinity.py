@@ -88,7 +88,7 @@ def test_a_min_in_sqlites_order_is_witnessed_by_the_rows_reaching_it(affinity_ex
     extreme like MIN itself: each row reaching it is witnessed by itself, not by every row
     the subquery reads. The comparison, SQLite's, names the subquery in several branches of
     a CASE: its rows are joined once. (Student_club x100, 14,819 budgets tied at the least
-    `remaining`: 85 s -> 46 s for its task.)"""
+    `remaining`: its task 85 s -> 46 s from a psycopg client.)"""
     catalog = load_catalog(affinity_executor)
     sql = "SELECT id FROM score WHERE takers = (SELECT MIN(takers) FROM score)"
     tree = to_tree(sql, "sqlite", catalog)

@@ -465,7 +465,6 @@ def test_a_tie_at_the_cut_still_explains_a_difference(duplicates):
     assert result["status"] == "nondeterministic", result
 
 
-
 @pytest.mark.parametrize("sql, seen", [
     ("SELECT COUNT(*) FROM molecule AS m JOIN atom AS a ON m.molecule_id = a.molecule_id", False),
     ("SELECT m.label FROM molecule AS m, atom AS a WHERE a.element = 'f' AND "
@@ -492,4 +491,3 @@ def test_a_row_without_its_partner_is_seen_unless_an_inner_join_drops_it(molecul
     tree = to_tree(sql, "postgres", catalog)
     assert integrity.hidden([tree], catalog, "molecule", "molecule_id", "atom",
                             "molecule_id") is not seen
-
