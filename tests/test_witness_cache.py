@@ -166,6 +166,29 @@ def test_a_whole_side_above_the_bound_is_looked_up_not_joined(executor):
     assert len(counting.texts) <= 4 * 3
 
 
+def test_a_sketched_set_met_by_several_whole_ones_gives_its_keys_once(executor, monkeypatch):
+    """Three whole sets against one sketched set: each looked its witnesses up in the
+    sketched set's query, run once per look-up; its keys (at most KEYS_KEPT) are now fetched
+    once, and every pool is the one the look-ups gave."""
+    catalog = load_catalog(executor)
+    big, *small = lineages_of(["SELECT COUNT(*) FROM hero_power"] + [
+        f"SELECT COUNT(*) FROM hero_power WHERE power_id = {p}" for p in (3, 4, 5)], catalog)
+
+    def pools(kept: int) -> tuple[list, list[str]]:
+        monkeypatch.setattr(witness_cache, "KEYS_KEPT", kept)
+        counting = CountingExecutor(executor)
+        cache = WitnessCache(small=100, sketch=100)
+        found = [cache.pool(counting, [s, big], 2) for s in small]
+        return [(p.only1, p.only2, p.both, p.sizes) for p in found], counting.texts
+
+    with_keys, texts = pools(witness_cache.KEYS_KEPT)
+    looked_up, old_texts = pools(-1)
+    assert with_keys == looked_up
+    assert sum("WHERE k = ANY(" in t for t in old_texts) == 3
+    assert sum("array_agg(k)" in t and "DISTINCT k" in t for t in texts) == 1
+    assert not any("WHERE k = ANY(" in t for t in texts)
+
+
 def test_a_trees_text_is_written_once_and_names_that_tree_only(executor):
     """Facts are asked for at every row set tested: the tree's text is kept per tree object,
     and a tree with another id (a copy, changed) gets its own text, never a stale one."""

@@ -17,7 +17,8 @@ runs both witness queries for every duel; here each witness query runs once, int
 
 One statement per candidate (the sketch's top-N sort; a set smaller than the sketch comes
 back whole). Memory is flat in the size of D: at most ``max(small, SKETCH)`` witnesses per
-candidate, and the rows of its witnesses only up to the fallback's own limit.
+candidate, ``KEYS_KEPT`` keys of a sketched set others' witnesses are looked up in, and the
+rows of its witnesses only up to the fallback's own limit.
 Other facts of one candidate that every duel asks for again (whether its answer hangs on
 ties, its answer with ties kept) are kept here too (:meth:`WitnessCache.remember`).
 """
@@ -39,6 +40,8 @@ from siselect.witnesses.interface import Backend, Deferred, Lineage
 #: tens of thousands of witnesses into Python costs far more than running the query.
 SKETCH = 8192
 LOOK_UP = 1000  # witnesses of a whole sample looked up in the other set, at most
+#: Keys of a sketched set kept whole, at most, for its look-ups (a few MB of Python ints).
+KEYS_KEPT = 65_536
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -237,6 +240,7 @@ class WitnessCache:
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     texts: dict[int, tuple[exp.Query, str]] = field(default_factory=dict)
     deferred: dict[str, Deferred] = field(default_factory=dict)  # by keyed stream
+    keys: dict[str, frozenset[int] | None] = field(default_factory=dict)  # see _keys_of
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
 
     def text(self, tree: exp.Query) -> str:
@@ -325,12 +329,33 @@ class WitnessCache:
             above = [k for k, (_, o, _) in mine.witnesses.items() if o > other.bound]
             if not above or len(above) > LOOK_UP:
                 continue
-            self.witness_statements += 1
-            keys = "'{" + ",".join(str(int(k)) for k in above) + "}'::bigint[]"
-            found = {int(k) for (k,) in executor.run(
-                f"SELECT DISTINCT k FROM ({stream}) AS __l WHERE k = ANY({keys})").rows}
+            known = self._keys_of(executor, stream, other)
+            if known is not None:
+                found = {k for k in above if k in known}
+            else:
+                self.witness_statements += 1
+                keys = "'{" + ",".join(str(int(k)) for k in above) + "}'::bigint[]"
+                found = {int(k) for (k,) in executor.run(
+                    f"SELECT DISTINCT k FROM ({stream}) AS __l WHERE k = ANY({keys})").rows}
             bits.update({k: own | (3 - own if k in found else 0) for k in above})
         return bits
+
+    def _keys_of(self, executor: Executor, stream: str, sample: Sample) -> frozenset[int] | None:
+        """Every key of the sketched set ``stream``, fetched once, when it holds at most
+        ``KEYS_KEPT`` (its sample's estimate says so, then the statement's limit); None when
+        more. A set met by several candidates with whole samples was run once per look-up
+        (student_club x100 task 1365: three look-ups of 5 s each in one candidate's
+        witnesses, a text that reads 200,000 budgets six times)."""
+        if stream not in self.keys:
+            self.keys[stream] = None
+            if sample.size <= KEYS_KEPT:
+                self.witness_statements += 1
+                (found,), = executor.run(
+                    f"SELECT array_agg(k) FROM (SELECT DISTINCT k FROM ({stream}) AS __l "
+                    f"LIMIT {KEYS_KEPT + 1}) AS __k").rows
+                keys = frozenset(int(k) for k in found or ())
+                self.keys[stream] = keys if len(keys) <= KEYS_KEPT else None
+        return self.keys[stream]
 
     def _sample(self, executor: Executor, stream: str, seed: int) -> Sample:
         key = (stream, seed)
