@@ -29,12 +29,13 @@ from functools import partial
 
 from sqlglot import exp
 
-from siselect.instances.shadow import base_tables
+from siselect.instances.shadow import base_tables, relation_reads
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.privileges import readable_columns
+from siselect.witnesses.lineage.analysis import from_items
 
 Reference = tuple[str, ForeignKey]  # (referencing table, its reference)
 FIRST_ROWS = 10_000  # rows of b in which a join column that is no key shows it first
@@ -126,19 +127,15 @@ def _referenced_apart(trees: Sequence[exp.Query], catalog: Catalog, a: str, b: s
 
 
 def _only_joined(tree: exp.Query, catalog: Catalog, a: str, x: str, b: str, y: str) -> bool:
-    """Whether ``tree`` reads table ``a`` only where an inner join with ``b`` on
-    ``a.x = b.y`` drops each row of ``a`` without a partner: in each SELECT that reads
+    """Whether ``tree`` (its views expanded) reads table ``a`` only where an inner join with
+    ``b`` on ``a.x = b.y`` drops each row of ``a`` without a partner: in each SELECT that reads
     ``a``, every join inner and ``a.x = b.y`` one of the conditions its rows must all meet
     (a conjunct of ``WHERE`` or of a join's ``ON``), ``b`` read in that same SELECT. Any
     other place (an outer join, a subquery reading ``a`` alone, ``USING``) shows the row."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    if b in ctes:  # a name that may not be b where it is read
-        return False
-    for table in tree.find_all(exp.Table):
-        if table.name in ctes and not table.db:
-            continue
-        found = catalog.table(table.name)
-        if found is None or found.name != a:
+    if any(cte.alias_or_name == b for cte in tree.find_all(exp.CTE)):
+        return False  # a name that may not be b where it is read
+    for table, name in relation_reads(tree, catalog):
+        if name != a:
             continue
         select = table.parent.parent if isinstance(table.parent, (exp.From, exp.Join)) else None
         if not isinstance(select, exp.Select) or not _inner_join_on(select, table, catalog,
@@ -153,9 +150,8 @@ def _inner_join_on(select: exp.Select, table: exp.Table, catalog: Catalog, x: st
     if any(j.args.get("side") or j.args.get("using") or j.args.get("kind") not in
            (None, "INNER", "CROSS") for j in joins):
         return False
-    read = [select.args["from_"].this, *(j.this for j in joins)]
-    partners = {name: columns for r in read for name, columns in [_carrying(r, catalog, b, y)]
-                if columns}
+    partners = {name: columns for r in from_items(select)
+                for name, columns in [_carrying(r, catalog, b, y)] if columns}
     own = table.alias_or_name
     conditions = [c for c in (select.args.get("where"), *(j.args.get("on") for j in joins))
                   if c is not None]
@@ -179,23 +175,24 @@ def _carrying(relation: exp.Expr, catalog: Catalog, b: str, y: str) -> tuple[str
     a value still comes from a row of ``b``)."""
     name = relation.alias_or_name
     if isinstance(relation, exp.Table):
-        found = catalog.table(relation.name)
-        return name, {y} if found is not None and found.name == b else set()
+        return name, {y} if _names(relation, catalog, b) else set()
     alias = relation.args.get("alias")
     inner = relation.this if isinstance(relation, exp.Subquery) else None
-    if not isinstance(inner, exp.Select) or inner.args.get("from_") is None \
-            or (alias is not None and alias.columns):
+    if not isinstance(inner, exp.Select) or (alias is not None and alias.columns):
         return name, set()
-    own = {t.alias_or_name for t in [inner.args["from_"].this,
-                                      *(j.this for j in inner.args.get("joins") or [])]
-           if isinstance(t, exp.Table) and (found := catalog.table(t.name)) is not None
-           and found.name == b}
+    own = {t.alias_or_name for t in from_items(inner) if _names(t, catalog, b)}
     carried = set()
     for output in inner.expressions:
         value = output.this if isinstance(output, exp.Alias) else output
         if isinstance(value, exp.Column) and value.table in own and value.name == y:
             carried.add(output.alias_or_name)
     return name, carried
+
+
+def _names(relation: exp.Expr, catalog: Catalog, table: str) -> bool:
+    """Whether ``relation`` (a FROM item) is the catalog's ``table``."""
+    found = catalog.table(relation.name) if isinstance(relation, exp.Table) else None
+    return found is not None and found.name == table
 
 
 def join_holds(executor: Executor, catalog: Catalog, a: str, x: str, b: str, y: str

@@ -11,7 +11,7 @@ are expanded first (:mod:`siselect.runtime.views`), so D' reaches the rows they 
 
 import re
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from sqlglot import exp
@@ -34,20 +34,25 @@ def _cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
 
+def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table, str]]:
+    """Each place ``tree`` reads a relation of the catalog, with that relation's name (as in
+    the catalog), a CTE's own name left out (views are read as they are: expand them
+    first, :func:`.views.expand`)."""
+    ctes = _cte_names(tree)
+    for table in tree.find_all(exp.Table):
+        if table.name in ctes and not table.db:
+            continue
+        found = catalog.table(table.name)
+        if found is not None:
+            yield table, found.name
+
+
 def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     """Names (as in the catalog) of the relations whose rows a query reads, in first-seen
     order: views read through their definition are replaced by what they read."""
     if isinstance(tree, exp.Query):
         tree = views.expand(tree, catalog)
-    ctes = _cte_names(tree)
-    seen: list[str] = []
-    for table in tree.find_all(exp.Table):
-        if table.name in ctes and not table.db:
-            continue
-        found = catalog.table(table.name)
-        if found is not None and found.name not in seen:
-            seen.append(found.name)
-    return seen
+    return list(dict.fromkeys(name for _, name in relation_reads(tree, catalog)))
 
 
 def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: bool = False
@@ -191,13 +196,7 @@ def _restricted(tree: E, catalog: Catalog, subquery: Callable[[str], exp.Expr]) 
         tree = expanded if expanded is not tree else tree.copy()  # type: ignore[assignment]
     else:
         tree = tree.copy()
-    ctes = _cte_names(tree)
-    for table in list(tree.find_all(exp.Table)):
-        if table.name in ctes and not table.db:
-            continue
-        found = catalog.table(table.name)
-        if found is None:
-            continue
+    for table, name in list(relation_reads(tree, catalog)):
         alias_node = table.args.get("alias")
         ident = (
             alias_node.this.copy()
@@ -205,7 +204,7 @@ def _restricted(tree: E, catalog: Catalog, subquery: Callable[[str], exp.Expr]) 
             else table.this.copy()
         )
         columns = [c.copy() for c in alias_node.columns] if alias_node is not None else []
-        sub = subquery(found.name)
+        sub = subquery(name)
         # Keep the reference's own identifier (quoted or not) so that column references resolve.
         table.replace(exp.Subquery(this=sub.unnest(),
                                    alias=exp.TableAlias(this=ident, columns=columns)))
