@@ -303,8 +303,8 @@ def _picked(value: exp.Expr) -> exp.Expr | None:
     of picks of ``e`` each by a filter and an order that read ``e`` alone (so a row with
     the same ``e`` passes the same filter and sorts at the same place)."""
     if isinstance(value, (exp.Max, exp.Min)):
-        if value.args.get("expressions") or isinstance(value.this, exp.Distinct) \
-                or value.parent is None or isinstance(value.parent, exp.Filter):
+        if not _one_extreme(value) or value.parent is None \
+                or isinstance(value.parent, exp.Filter):
             return None
         return value.this
     if not isinstance(value, exp.Coalesce):
@@ -327,8 +327,7 @@ def _pick_of(value: exp.Expr) -> exp.Expr | None:
     condition = None
     if isinstance(value, exp.Filter):
         value, condition = value.this, value.expression
-    if isinstance(value, (exp.Max, exp.Min)) and not value.args.get("expressions") \
-            and not isinstance(value.this, exp.Distinct):
+    if _one_extreme(value):
         picked, keys = value.this, []
     elif isinstance(value, exp.ArrayAgg) and isinstance(value.this, exp.Order):
         picked, keys = value.this.this, [o.this for o in value.this.expressions]
@@ -336,12 +335,17 @@ def _pick_of(value: exp.Expr) -> exp.Expr | None:
         return None
     if not isinstance(picked, exp.Column):
         return None
-    if any(c != picked for part in (condition, *keys) if part is not None
-           for c in part.find_all(exp.Column)) or any(
-               is_query(n) for part in (condition, *keys) if part is not None
-               for n in part.walk()):
-        return None
+    for part in (condition, *keys):
+        if part is not None and any(is_query(n) or (isinstance(n, exp.Column) and n != picked)
+                                    for n in part.walk()):
+            return None
     return picked
+
+
+def _one_extreme(value: exp.Expr) -> bool:
+    """``MIN(e)`` or ``MAX(e)`` of one argument, not DISTINCT."""
+    return isinstance(value, (exp.Max, exp.Min)) and not value.args.get("expressions") \
+        and not isinstance(value.this, exp.Distinct)
 
 
 def _list_body(body: exp.Select, env: Env) -> None:
