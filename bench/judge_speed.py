@@ -87,12 +87,11 @@ def yardstick_dsn(args) -> str:
         return resolve_dsn(args)
     from dataclasses import replace
 
-    from siselect.client.embedded import cluster, ensure_database
+    from siselect.client.embedded import cluster, ready
     from yardstick.run import CLUSTER_HOME
 
     local = replace(cluster(), home=Path(CLUSTER_HOME))
-    local.start()
-    return ensure_database(local)
+    return ready(local)[1]
 
 
 def yardstick_tasks(db_id: str) -> list[dict]:

@@ -298,3 +298,23 @@ def test_a_trust_cluster_is_secured_on_start(cluster: Cluster):
         old.stop()
         shutil.rmtree(old.home, ignore_errors=True)
 
+
+
+def test_processes_starting_one_fresh_cluster_at_once_all_get_it():
+    """Two commands run at once on a machine without a cluster (a researcher's two benches):
+    both succeed on one cluster, started once, and it answers afterwards."""
+    home = new_home()
+    env = {**os.environ, "SISELECT_HOME": str(home), "PYTHONPATH": str(ROOT / "plpy")}
+    try:
+        starting = [subprocess.Popen([sys.executable, "-m", "siselect", "server", "start"],
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True) for _ in range(3)]
+        finished = [p.communicate(timeout=300) for p in starting]
+        assert [p.returncode for p in starting] == [0, 0, 0], finished
+        cluster = Cluster(home)
+        assert cluster.running() and cluster.secured()
+        with psycopg.connect(cluster.dsn("postgres")) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        Cluster(home).stop()
+        shutil.rmtree(home, ignore_errors=True)

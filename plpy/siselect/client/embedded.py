@@ -11,6 +11,7 @@ and administers. A cluster made before this (``-A trust``) is secured at its nex
 """
 
 import contextlib
+import fcntl
 import glob
 import os
 import pwd
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,6 +195,16 @@ class Cluster:
             os.chown(hba, *owner)
         hba.chmod(0o600)
 
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Held while one process starts the cluster or prepares a database: another waits
+        for it, then finds the work done, where two initdb, pg_ctl or CREATE DATABASE runs
+        would fight over one data folder or name."""
+        self._prepare_home()
+        with open(self.home / "start.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
     def start(self) -> bool:
         """Start the cluster unless it runs; True when this call started it."""
         if self.running():
@@ -268,6 +280,15 @@ def cluster(provsql: bool | None = None) -> Cluster:
         raise ConfigError("ProvSQL is not installed for this PostgreSQL (no provsql.so in "
                           "pg_config --pkglibdir): build and install it, or drop --provsql")
     return Cluster(_home(), {"shared_preload_libraries": "provsql"} if provsql else {})
+
+
+def ready(cluster_: Cluster, database: str = DATABASE) -> tuple[bool, str]:
+    """Start the cluster unless it runs and prepare ``database`` (:func:`ensure_database`),
+    one process at a time (:meth:`Cluster.exclusive`): whether this call started the
+    cluster, and the database's superuser DSN."""
+    with cluster_.exclusive():
+        started = cluster_.start()
+        return started, ensure_database(cluster_, database)
 
 
 def ensure_database(cluster_: Cluster, database: str = DATABASE) -> str:

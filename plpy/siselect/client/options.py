@@ -18,12 +18,12 @@ def resolve_dsn(args: argparse.Namespace, runner: bool = False) -> str:
     dsn = getattr(args, "dsn", None) or os.environ.get("SISELECT_DSN")
     if dsn:
         return dsn
-    from siselect.client.embedded import cluster, ensure_database
+    from siselect.client.embedded import cluster, ready
 
     local = cluster()
-    if local.start():
+    started, admin = ready(local)
+    if started:
         info(f"started the embedded PostgreSQL under {local.home}")
-    admin = ensure_database(local)
     return local.runner_dsn() if runner else admin
 
 

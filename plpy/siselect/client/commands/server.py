@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from siselect.client.embedded import cluster, ensure_database
+    from siselect.client.embedded import cluster, ready
 
     local = cluster(args.provsql if args.action == "start" else False)
 
@@ -29,10 +29,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action == "start":
         preload = local.settings.get("shared_preload_libraries")
-        info(("started" if local.start() else "already running")
+        started, _ = ready(local)
+        info(("started" if started else "already running")
              + (f" (preloading {preload})" if preload else ""))
         info(f"data directory: {local.datadir}; passwords: {local.passfile}")
-        ensure_database(local)
         print(dsn())
         return 0
     if args.action in ("status", "dsn"):
