@@ -31,6 +31,12 @@ def test_static_none(sql: str) -> None:
     assert static_reason(parse_select(sql, "sqlite")) is None
 
 
+@pytest.mark.parametrize("sample", ["SYSTEM (10)", "BERNOULLI (50) REPEATABLE (7)"])
+def test_a_table_sample_is_a_static_reason(sample: str) -> None:
+    tree = parse_select(f"SELECT a FROM t AS x TABLESAMPLE {sample} WHERE b > 1", "postgres")
+    assert "TABLESAMPLE" in (static_reason(tree) or "")
+
+
 def test_scalar_subquery_first_row_is_left_to_the_data() -> None:
     # The LIMIT 1 the rewrite adds is no reason by itself: most such subqueries return one row.
     tree = to_tree("SELECT a FROM t WHERE b = (SELECT b FROM u)", "sqlite")

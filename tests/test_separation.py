@@ -196,3 +196,13 @@ def test_window_partitions_separate_on_one_row_of_each_of_two_partitions(executo
     publishers = {row[shown["columns"].index("publisher_id")] for row in shown["rows"]}
     assert len(publishers) == 2
     assert one_minimal(executor, PER_PUBLISHER, OVER_ALL, result)
+
+
+def test_a_sampled_table_is_reported_nondeterministic(executor):
+    """TABLESAMPLE reads rows by where they lie on disk: no D' can be sampled as D was, so
+    the pair is nondeterministic with the reason, not 'no separating instance was found'."""
+    sampled = "SELECT superhero_name FROM superhero TABLESAMPLE SYSTEM (50) REPEATABLE (1)"
+    result = separate(executor, sampled, "SELECT superhero_name FROM superhero",
+                      Options(dialect="postgres"))
+    assert result["status"] == "nondeterministic", result
+    assert "TABLESAMPLE" in result["reason"]

@@ -1,6 +1,6 @@
 """Queries whose result is not a function of the data alone.
 
-A query that reads the clock or random() differs from run to run; one that cuts an
+A query that reads the clock, random() or a TABLESAMPLE differs from run to run; one that cuts an
 ordered result with LIMIT where rows tie on every sort key (or has no ORDER BY at all),
 or that picks a bare column from a group where rows differ, depends on how the engine
 breaks ties; one that concatenates a group's values with GROUP_CONCAT (no ORDER BY of its
@@ -36,6 +36,10 @@ def static_reason(tree: exp.Expr) -> str | None:
             return "reads the clock ('now', CURRENT_TIMESTAMP)"
         if _is_now_literal(node):
             return "reads the clock ('now')"
+        if isinstance(node, exp.TableSample):
+            # Even REPEATABLE picks pages or rows by where they lie on disk, and a D' of a
+            # few rows cannot be sampled as D was.
+            return "samples a table (TABLESAMPLE): which rows it reads is up to the engine"
     for query in tree.find_all(exp.Select, exp.SetOperation):
         if _cuts(query) and query.args.get("order") is None and not _single_row(query) \
                 and not _generated_cut(query):
