@@ -152,3 +152,36 @@ def test_the_cli_refuses_then_cascades(world, dsn, capsys):
     err = capsys.readouterr().err
     assert f"dropped (--cascade): view {theirs}.dear" in err
     assert not exists(conn, f"{theirs}.dear")
+
+
+def test_loads_of_one_file_at_once_both_succeed(dsn: str, tmp_path: Path):
+    """Two users load the same file under one name at the same moment: one loads it, the
+    other waits and finds it unchanged; neither fails on the schema the other created."""
+    import threading
+
+    name = f"reload_twice_{SUFFIX}"
+    path = make_db(tmp_path / "twice.sqlite", [5, 6, 7])
+    start = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def one() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            start.wait()
+            try:
+                outcomes.append(load(conn, path, name).status)
+            except Exception as exc:  # the failure itself is the finding
+                outcomes.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert sorted(map(str, outcomes)) == ["loaded", "unchanged"], outcomes
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert contents(conn, name)["item"] == [(1, "item 1", 5), (2, "item 2", 6),
+                                                    (3, "item 3", 7)]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")

@@ -418,27 +418,32 @@ def load(
     name = validate_name(name or path.stem)
     db = open_sqlite(path)
     digest = file_digest(path)
-    mark = _schema_mark(conn, name)
-    if mark is False:
-        raise SiselectError(
-            f"the name {name!r} is taken by a schema siselect did not create", "42P06"
-        )
-    if isinstance(mark, dict) and mark.get("sha256") == digest and \
-            mark.get("layout") == LAYOUT and not force:
-        report = LoadReport(name, "unchanged", mark.get("tables", {}))
-        report.seconds = time.perf_counter() - started
-        return report
-    source = str(path.resolve())
-    if isinstance(mark, dict) and mark.get("source") != source and not cascade:
-        raise SiselectError(
-            f"schema {name!r} holds a database loaded from {mark.get('source')!r}; "
-            f"replacing it with {source!r} needs --cascade",
-            "42P06",
-        )
     tables = read_schema(db)
     descriptions = read_descriptions(path)
-    report = LoadReport(name, "loaded")
+    source = str(path.resolve())
     with conn.transaction(), _notices_to(conn, say):
+        # Loads of one name take turns: the second reads the first's mark once it is
+        # committed (an unchanged file is then left as it is), instead of both creating
+        # the schema.
+        conn.execute("SELECT pg_catalog.pg_advisory_xact_lock("
+                     "pg_catalog.hashtextextended(%s, 0))", (f"siselect load {name}",))
+        mark = _schema_mark(conn, name)
+        if mark is False:
+            raise SiselectError(
+                f"the name {name!r} is taken by a schema siselect did not create", "42P06"
+            )
+        if isinstance(mark, dict) and mark.get("sha256") == digest and \
+                mark.get("layout") == LAYOUT and not force:
+            report = LoadReport(name, "unchanged", mark.get("tables", {}))
+            report.seconds = time.perf_counter() - started
+            return report
+        if isinstance(mark, dict) and mark.get("source") != source and not cascade:
+            raise SiselectError(
+                f"schema {name!r} holds a database loaded from {mark.get('source')!r}; "
+                f"replacing it with {source!r} needs --cascade",
+                "42P06",
+            )
+        report = LoadReport(name, "loaded")
         grants = table_grants(conn, name) if mark is not None else []
         report.dropped = recreate_schema(conn, name, mark is not None, cascade)
         for table in tables:
