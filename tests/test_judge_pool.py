@@ -415,3 +415,16 @@ def test_endpoints_outside_the_allowed_hosts_are_refused(chat, hosts, allowed):
     with pytest.raises(ConfigError, match="not in allowed_hosts") as caught:
         LLMJudge(settings)
     assert caught.value.sqlstate == "42501" and not chat.chat_requests()
+
+
+@pytest.mark.parametrize(("candidates", "question", "words"), [
+    ([], QUESTION, "non-empty array"),
+    (["SELECT 1"] * 65, QUESTION, "at most 64 candidates"),
+    (CANDIDATES, " ", "question must not be empty"),
+])
+def test_a_bad_call_is_told_what_is_wrong_before_the_judge(conn, superhero, candidates,
+                                                            question, words):
+    """The llm judge's endpoint is unset too: the error names the call's own mistake."""
+    with pytest.raises(psycopg.Error, match=words):
+        conn.execute("SELECT siselect.tournament(%s::text[], %s, judge => 'llm', "
+                     "search_path => %s)", (candidates, question, superhero))

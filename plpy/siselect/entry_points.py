@@ -77,11 +77,12 @@ def tournament_entry(
     from siselect.runtime.errors import InvalidInput
     from siselect.selection.judges import make_judge
     from siselect.selection.llm_settings import llm_config
-    from siselect.selection.tournament import run_tournament
+    from siselect.selection.tournament import check_inputs, run_tournament
     from siselect.sqltext.transpile import to_tree
 
     if candidates is None:
         raise InvalidInput("candidates must not be NULL")
+    check_inputs(list(candidates), question)
     config = None
     if judge == "llm":  # an unconfigured endpoint is refused before any work
         from siselect.selection.llm import require_endpoint

@@ -26,7 +26,7 @@ from siselect.runtime.catalog import load_catalog
 from siselect.runtime.errors import InvalidInput
 from siselect.runtime.results import SeparationResult, TournamentResult, as_dict, from_dict
 from siselect.selection.judges import Judge, make_judge
-from siselect.selection.tournament import run_tournament
+from siselect.selection.tournament import check_inputs, run_tournament
 from siselect.sqltext.transpile import to_tree
 
 #: What ``**options`` may set, with the defaults (as in the SQL functions).
@@ -69,6 +69,7 @@ def tournament(
     ``llm_config``, a :class:`siselect.selection.llm.LLMConfig`), or any object with the
     :class:`~siselect.selection.judges.Judge` protocol. ``opts`` as for :func:`separate`.
     """
+    check_inputs(list(candidates), question)
     chosen = options(**opts)
     executor = PsycopgExecutor(conn)
     catalog = load_catalog(executor)

@@ -74,7 +74,8 @@ CONFIDENT = math.log(9)
 #: searches, each leaving out one of those rows, may look for an instance that overlaps.
 OVERLAP_SEARCHES = 10
 
-__all__ = ["Entry", "Group", "group", "prepare", "run_tournament", "verdict", "judge_all"]
+__all__ = ["Entry", "Group", "check_inputs", "group", "prepare", "run_tournament", "verdict",
+           "judge_all"]
 
 
 @dataclass
@@ -728,6 +729,19 @@ def _member_records(t: Tournament) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["index"])
 
 
+def check_inputs(candidates: Any, question: str | None) -> None:
+    """Refuse candidates and a question no tournament can take (22023, 54000): before a
+    judge is made, so a wrong call is told what is wrong with it, not with the judge."""
+    if not isinstance(candidates, list) or not candidates:
+        raise InvalidInput("candidates must be a non-empty array of SQL texts")
+    if len(candidates) > MAX_CANDIDATES:
+        raise InvalidInput(
+            f"at most {MAX_CANDIDATES} candidates are accepted, got {len(candidates)}", "54000"
+        )
+    if not question or not str(question).strip():
+        raise InvalidInput("the question must not be empty")
+
+
 def run_tournament(
     executor: Executor,
     candidates: list[str],
@@ -752,14 +766,7 @@ def run_tournament(
     first call played (``len(separations)`` does not grow); a duel only the second plays
     (another schedule, a pair separated again) is separated then and kept.
     """
-    if not isinstance(candidates, list) or not candidates:
-        raise InvalidInput("candidates must be a non-empty array of SQL texts")
-    if len(candidates) > MAX_CANDIDATES:
-        raise InvalidInput(
-            f"at most {MAX_CANDIDATES} candidates are accepted, got {len(candidates)}", "54000"
-        )
-    if not question or not str(question).strip():
-        raise InvalidInput("the question must not be empty")
+    check_inputs(candidates, question)
     started = time.perf_counter()
     rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)

@@ -57,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from siselect.client.render import tournament_text
     from siselect.runtime.catalog import load_catalog
     from siselect.selection.judges import make_judge
-    from siselect.selection.tournament import run_tournament
+    from siselect.selection.tournament import check_inputs, run_tournament
 
     report = writable_output(args.report, REPORT_SUFFIXES) if args.report else None
     candidates = candidates_from(args, args.candidates)
     if not candidates:
         raise InvalidInput("no candidates: give them as arguments or with --candidates-file")
+    check_inputs(candidates, args.question)
     options = separation_options(args)
     rules = rules_from_args(args)
     with connect_db(args) as conn:
