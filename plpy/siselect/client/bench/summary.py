@@ -134,8 +134,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     if summary["tournament_errors"]:
         lines.append(f"  tournament failed: {summary['tournament_errors']}")
     cov = summary["coverage"]
-    lines.append("  coverage (all candidates): " +
-                 ", ".join(f"{s} {cov[s]}/{n}" for s in STAGES))
+    said = {"transpiled": "transpiled", "executed": "ran", "lineage": "had its lineage"}
+    lines.append("  tasks in which every candidate " +
+                 ", ".join(f"{said[s]} {cov[s]}/{n}" for s in STAGES))
     rows, sec = summary["instance_rows"], summary["pair_seconds"]
     lines.append(f"  pairs {summary['pairs']}, separated {summary['separated']} "
                  f"({_percent(summary['separation_rate']).strip()}); "
