@@ -89,3 +89,15 @@ def test_the_llm_judges_written_answer_is_compared_by_the_same_rule():
     assert verdict([["4", "170", "0.33"]], ours, swapped, tolerance)[0] == "a"
     assert verdict([["0.33", "4", "170"]], ours, swapped, tolerance) == (
         "draw", "both answers match the judge's")
+
+
+def test_a_column_order_duel_is_meaningful_and_judged_once(executor):
+    """Both answers on its D' are non-empty and are D's own rows: the instance keeps the
+    question's meaning, so one verdict of the reference judge settles the duel (before,
+    the probe against an empty answer ranked every instance degenerate: three instances,
+    each weighed a quarter)."""
+    result = run(executor, [PUBLISHER_FIRST, HEIGHT_FIRST], REFERENCE, question=QUESTION)
+    judged = [d for d in result["duels"] if d.get("judge")]
+    assert len(judged) == 1, [d.get("again") for d in result["duels"]]
+    assert judged[0]["meaning"] == "meaningful" and not judged[0].get("degenerate")
+    assert judged[0]["verdict"] == "a"

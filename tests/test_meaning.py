@@ -205,3 +205,21 @@ def test_an_answer_of_keys_only_keyed_from_its_normal_form_reads_as_the_dict_did
     assert dict(found) == expected and set(found.keys()) == set(expected)
     assert normal_row(("c", 2)) not in found and _NULL_ROW in found
     assert _NULL_ROW not in keyed(rows[:2], Shape((0, 1), ()))
+
+
+def test_an_answer_empty_on_d_keeps_its_meaning_empty_on_d_prime(executor):
+    """A filter that matches nothing on D (a misspelt name) against one that finds the
+    hero: no instance can give the first a row, and D' showing the hero is D's own
+    disagreement, so it ranks meaningful; an answer empty on D' only, not on D, does not."""
+    misspelt = "SELECT height_cm FROM superhero WHERE superhero_name = 'Spiderman'"
+    spelt = "SELECT height_cm FROM superhero WHERE superhero_name = 'Spider-Man'"
+    pair, catalog = pair_of(executor, misspelt, spelt)
+    meaning = meaning_of(pair)
+    hero = row_ids(executor, catalog, "superhero", "superhero_name = 'Spider-Man'")
+    assert meaning.assess(hero, pair.separation(hero)).rank == MEANINGFUL
+    result = schema_valid("separation", separation.separate(executor, misspelt, spelt))
+    assert result["meaning"] == "meaningful" and result["answers"]["q2"]["rows"] == [[178]]
+    # Turned around, nothing changes; but the hero's own answer empty on D' is degenerate.
+    other = row_ids(executor, catalog, "superhero", "superhero_name = 'Superman'")
+    swapped, _ = pair_of(executor, spelt, "SELECT height_cm FROM superhero WHERE id < 0")
+    assert meaning_of(swapped).assess(other, swapped.answers_on(other)).rank == DEGENERATE
