@@ -418,8 +418,6 @@ def load(
     name = validate_name(name or path.stem)
     db = open_sqlite(path)
     digest = file_digest(path)
-    tables = read_schema(db)
-    descriptions = read_descriptions(path)
     source = str(path.resolve())
     with conn.transaction(), _notices_to(conn, say):
         # Loads of one name take turns: the second reads the first's mark once it is
@@ -443,6 +441,8 @@ def load(
                 f"replacing it with {source!r} needs --cascade",
                 "42P06",
             )
+        tables = read_schema(db)
+        descriptions = read_descriptions(path)
         report = LoadReport(name, "loaded")
         grants = table_grants(conn, name) if mark is not None else []
         report.dropped = recreate_schema(conn, name, mark is not None, cascade)

@@ -164,9 +164,6 @@ class Meaning:
     # How each answer on D is itself degenerate (all NULL, say), or None: an answer on D'
     # degenerate in the same way has kept its meaning.
     as_on_d: tuple[str | None, str | None] = (None, None)
-    # Whether each answer on D is empty: no row of D gives it, so its being empty on D' is
-    # D's own answer, not the loss of rows that gave it (there are none to hold).
-    empty_on_d: tuple[bool, bool] = (False, False)
 
     @classmethod
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
@@ -188,8 +185,7 @@ class Meaning:
                                        None if normal_on_d is None else normal_on_d(i)))
                         for i, (a, s) in enumerate(zip(on_d, (s1, s2), strict=True)))
         return cls((s1, s2), (keyed_d[0], keyed_d[1]), aggregated,
-                   [frozenset(w) for w in differing], (known[0], known[1]), as_on_d,
-                   (not on_d[0].rows, not on_d[1].rows))
+                   [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)
 
     def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:
         errors = {label: a.error() for label, a in zip(("q1", "q2"), answers, strict=True)
@@ -202,8 +198,8 @@ class Meaning:
         reasons += [r for i, (label, a, s) in enumerate(zip(("q1", "q2"), answers, self.shapes,
                                                              strict=True))
                     if (r := degenerate_reason(label, a, s))
-                    and not (r == self.as_on_d[i]
-                             and (self.empty_on_d[i] or self.reads_own(i, have)))]
+                    # Empty as on D: no row of D gives it, so there is no witness to hold.
+                    and not (r == self.as_on_d[i] and (not a.rows or self.reads_own(i, have)))]
         if rows and not reasons:
             reasons += [f"{label}'s aggregates on D' read none of its rows"
                         for i, (label, s) in enumerate(zip(("q1", "q2"), self.shapes,
