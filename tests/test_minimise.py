@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from siselect.instances.minimise import ddmin
+from siselect.instances.minimise import ddmin, ddmin_blocks
 
 
 def one_minimal(result, predicate) -> bool:
@@ -37,3 +37,53 @@ def test_threshold_predicate_is_one_minimal():
 
 def test_single_item_is_kept():
     assert ddmin([5], lambda s: 5 in s) == [5]
+
+
+def _groups_whole(members_of: dict[str, list[int]], rare: int):
+    """A property of groups, as an instance's meaning is: every group present is whole,
+    one of them at least, and the rare item is there."""
+    def holds(subset: list[int]) -> bool:
+        present = set(subset)
+        seen = [g for g, members in members_of.items() if present & set(members)]
+        return (rare in present and bool(seen)
+                and all(present >= set(members_of[g]) for g in seen))
+    return holds
+
+
+def test_blocks_first_remove_whole_groups_where_chunks_of_items_fail():
+    # 40 groups of 5 items in a shuffled order and a rare item: a chunk of items cut at
+    # random leaves some group partly there, so ddmin alone removes almost nothing.
+    rng = random.Random(3)
+    members_of = {f"g{i}": list(range(5 * i, 5 * i + 5)) for i in range(40)}
+    rare = 1000
+    items = [x for members in members_of.values() for x in members] + [rare]
+    rng.shuffle(items)
+    holds = _groups_whole(members_of, rare)
+    units = [([x], frozenset({g})) for g, members in members_of.items() for x in members]
+    tested_plain, tested_blocks = [], []
+
+    def counted(log):
+        return lambda subset: log.append(len(subset)) or holds(subset)
+
+    plain = ddmin(items, counted(tested_plain))
+    kept = ddmin_blocks(items, units, counted(tested_blocks))
+    assert holds(kept) and rare in kept and len(kept) == 6, kept  # one group and the rare
+    blocked = ddmin(kept, counted(tested_blocks))
+    assert sorted(blocked) == sorted(kept) and one_minimal(blocked, holds)
+    assert holds(plain) and one_minimal(plain, holds)
+    assert len(tested_blocks) * 3 < len(tested_plain), (len(tested_blocks), len(tested_plain))
+
+
+def test_blocks_keep_items_no_unit_holds_and_stop_at_most_chunks():
+    units = [([i], frozenset({f"g{i}"})) for i in range(64)]
+    tested = []
+
+    def every_group(subset):  # no block can go: each round tests its chunks, then stops
+        tested.append(subset)
+        return all(i in subset for i in range(64))
+
+    items = list(range(64)) + [500, 501]  # 500 and 501 are in no unit
+    assert ddmin_blocks(items, units, every_group, most_chunks=8) == items
+    # complements of 2 chunks, then chunks and complements of 4 and of 8
+    assert len(tested) == 2 + (4 + 4) + (8 + 8), len(tested)
+    assert all(500 in s and 501 in s for s in tested)

@@ -2,9 +2,12 @@
 
 Removing chunks first matters: starting sets reach thousands of rows for queries like
 ``ORDER BY COUNT(*) DESC LIMIT 1``, where testing one row at a time would be quadratic.
+Removing whole *blocks* first (:func:`ddmin_blocks`, hierarchical delta debugging) matters
+when what holds is a property of groups: a chunk of rows cut at random thins every group
+it meets, a block removes some groups and leaves the others whole.
 """
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import islice
 from typing import TypeVar
@@ -25,7 +28,8 @@ def _split(items: Sequence[T], n: int) -> list[list[T]]:
 
 
 def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
-          ahead: Callable[[list[list[T]]], None] | None = None) -> list[T]:
+          ahead: Callable[[list[list[T]]], None] | None = None,
+          most_chunks: int | None = None) -> list[T]:
     """A 1-minimal subsequence of ``items`` on which ``still_fails`` holds.
 
     ``still_fails(items)`` must be True on entry. The result is 1-minimal: removing any
@@ -34,7 +38,8 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
     then 4: :data:`AHEAD_MOST`), before the first of them is tested:
     it may fetch what their tests need at once (one statement for many sets,
     :meth:`.pair.Pair.prefetch`). Which subsets are tested, in which order, and the result
-    stay as they were: the tests still stop at the first subset that fails.
+    stay as they were: the tests still stop at the first subset that fails. With
+    ``most_chunks``, it stops before splitting into more chunks: then not 1-minimal.
     """
     current = list(items)
     n = 2
@@ -51,10 +56,38 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
         if found is not None:
             current, n = found, max(n - 1, 2)
             continue
-        if n >= len(current):
+        if n >= len(current) or (most_chunks is not None and n >= most_chunks):
             break
         n = min(2 * n, len(current))
     return current
+
+
+def ddmin_blocks(items: Sequence[T], units: Sequence[tuple[Sequence[T], frozenset[Hashable]]],
+                 still_fails: Callable[[list[T]], bool],
+                 ahead: Callable[[list[list[T]]], None] | None = None,
+                 most_chunks: int = 16) -> list[T]:
+    """``items`` without the blocks whose removal keeps ``still_fails``: :func:`ddmin` over
+    the blocks that ``units`` name. A unit (a witness: items and the blocks, the groups, it
+    counts in) is kept while all its blocks are; an item is kept while a unit holding it is,
+    or when no unit holds it. Chunks of blocks at most ``most_chunks`` a round, so that a
+    set whose blocks all matter costs a few tests: follow it with :func:`ddmin`."""
+    present = set(items)
+    held = [(list(members), keys) for members, keys in units
+            if keys and present.issuperset(members)]
+    blocks = list(dict.fromkeys(k for _, keys in held for k in keys))
+    if len(blocks) < 2:
+        return list(items)
+    loose = present.difference(x for members, _ in held for x in members)
+
+    def items_of(kept: list[Hashable]) -> list[T]:
+        chosen = set(kept)
+        alive = loose.union(x for members, keys in held if keys <= chosen for x in members)
+        return [x for x in items if x in alive]
+
+    kept = ddmin(blocks, lambda keys: still_fails(items_of(keys)),
+                 None if ahead is None else lambda batch: ahead([items_of(k) for k in batch]),
+                 most_chunks)
+    return items_of(kept)
 
 
 #: A batch's first set goes alone (a search often stops at its first proposal), then twice

@@ -19,7 +19,7 @@ such witnesses share is a *value*: the group's key, the repeated hero. So:
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -93,6 +93,28 @@ def shared_values(witnesses: Sequence[Sequence[int]],
     shared = [(n, key) for key, n in holders.items() if n >= 2 and len(seen[key[:2]]) > 1]
     return [key for _, key in sorted(
         shared, key=lambda x: (x[1][1].lower() not in keys, -x[0], repr(x[1])))]
+
+
+def key_blocks(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
+               witnesses: Sequence[Sequence[int]], rows: Collection[int]
+               ) -> list[tuple[Sequence[int], frozenset[tuple[str, str, Any]]]]:
+    """Each witness within ``rows`` with the groups it counts in: the values, in its rows,
+    of the columns the queries group by or count distinct (:func:`key_columns`), as
+    ``(table, column, value)``. What :func:`.minimise.ddmin_blocks` removes group by
+    group; empty when the queries have no such column."""
+    keys = key_columns(trees)
+    present = set(rows)
+    inside = [w for w in witnesses if present.issuperset(w)]
+    if not keys or not inside:
+        return []
+    values = _row_values(executor, catalog, {r for w in inside for r in w})
+    named: dict[int, set[tuple[str, str, Any]]] = defaultdict(set)
+    for rowid, (table, row) in values.items():
+        for column, value in row.items():
+            if column.lower() in keys and value is not None:
+                named[rowid].add((table, column, value if isinstance(value, Hashable)
+                                  else repr(value)))
+    return [(w, frozenset(k for r in w for k in named.get(r, ()))) for w in inside]
 
 
 def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column: str,

@@ -386,6 +386,14 @@ class WitnessCache:
         """Whether :meth:`witness_rows` answers without a statement."""
         return bool(self._whole_samples(lineage)) or (lineage.sql, limit, seed) in self.rows
 
+    def whole_witnesses(self, lineages: Sequence[Lineage]) -> list[tuple[int, ...]]:
+        """Every witness of each of ``lineages`` whose sample is whole (none of the others)."""
+        found: dict[tuple[int, ...], None] = {}
+        for lineage in lineages:
+            for sample in self._whole_samples(lineage)[:1]:
+                found.update(dict.fromkeys(w for _, _, w in sample.witnesses.values()))
+        return list(found)
+
     def _whole_samples(self, lineage: Lineage) -> list[Sample]:
         streams = {keyed_stream(lineage.sql, False)}
         if lineage.keyed_sql is not None:
