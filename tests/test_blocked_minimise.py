@@ -1,5 +1,5 @@
 """A minimisation removes whole groups first when the queries group (separate.BLOCKED_FROM,
-minimise.ddmin_blocks, targeted.key_blocks).
+minimise.ddmin_blocks, blocks.witness_blocks).
 
 Against a DISTINCT, a ``GROUP BY ... HAVING COUNT(*) >= 5`` keeps a meaningful instance only
 while every group in it is whole: a group thinned below the threshold leaves one answer and

@@ -87,7 +87,8 @@ def test_a_better_rank_out_of_reach_stops_when_half_the_budget_is_spent(leagues)
     with_time.consider(first)
     counting.statements, before = 0, with_time.pair.tests
     assert sorted(with_time.minimised(max_rows=4)) == sorted(first)
-    assert with_time.pair.tests - before > separation.IMPROVING_TRIES
+    # with time, the better rank took its IMPROVING_TRIES sets before the next rank's
+    assert with_time.pair.tests - before >= separation.IMPROVING_TRIES
 
 
 def test_the_search_bounds_the_minimisation_by_the_pairs_budget(leagues, monkeypatch):

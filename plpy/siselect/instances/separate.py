@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from siselect.instances import integrity
 from siselect.instances.backends import Served, serve
+from siselect.instances.blocks import block_columns, witness_blocks
 from siselect.instances.inclusions import Closure, new_facts
 from siselect.instances.meaning import (
     DEGENERATE,
@@ -39,7 +40,7 @@ from siselect.instances.search import (
     paper_sizes,
 )
 from siselect.instances.shadow import require_row_ids
-from siselect.instances.targeted import key_blocks, key_columns, value_proposals
+from siselect.instances.targeted import value_proposals
 from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
@@ -63,7 +64,7 @@ UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not trie
 #: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
 #: Rows from which a minimisation removes whole groups first (:func:`.minimise.ddmin_blocks`,
-#: the groups :func:`.targeted.key_blocks` reads): from the whole lineage of a
+#: the groups :mod:`.blocks` reads): from the whole lineage of a
 #: ``GROUP BY ... HAVING COUNT(*) >= 5`` against a ``DISTINCT``, every half ddmin tries
 #: thins some group below the threshold and changes what the instance means (superhero task
 #: 751: 300 sets of 4,973 rows tested, 8 s, and still 4,041 rows).
@@ -429,9 +430,9 @@ class _Best:
             self.pair.prefetch(self.closure(s) for s in subsets if frozenset(s) not in verdicts)
 
         try:
-            if len(rows) > BLOCKED_FROM and key_columns(self.pair.trees):
-                units = key_blocks(self.pair.executor, self.pair.catalog, self.pair.trees,
-                                   self.witnesses(), rows)
+            if len(rows) > BLOCKED_FROM and block_columns(self.pair.trees):
+                units = witness_blocks(self.pair.executor, self.pair.catalog, self.pair.trees,
+                                       self.witnesses(), rows)
                 rows = ddmin_blocks(rows, units, as_good, ahead)
             return ddmin(rows, as_good, ahead)
         except _Enough:

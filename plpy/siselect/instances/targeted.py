@@ -19,7 +19,7 @@ such witnesses share is a *value*: the group's key, the repeated hero. So:
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Collection, Hashable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -45,7 +45,7 @@ def _from(catalog: Catalog, table: str) -> tuple[str, str]:
     return f"{source} AS t", rowids.row_id(found, catalog.number(table), "t")
 
 
-def _row_values(executor: Executor, catalog: Catalog, rows: set[int]
+def row_values(executor: Executor, catalog: Catalog, rows: set[int]
                 ) -> dict[int, tuple[str, dict[str, Any]]]:
     """``rowid -> (table, {column: value})`` for the (few) ``rows``."""
     found: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -93,28 +93,6 @@ def shared_values(witnesses: Sequence[Sequence[int]],
     shared = [(n, key) for key, n in holders.items() if n >= 2 and len(seen[key[:2]]) > 1]
     return [key for _, key in sorted(
         shared, key=lambda x: (x[1][1].lower() not in keys, -x[0], repr(x[1])))]
-
-
-def key_blocks(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
-               witnesses: Sequence[Sequence[int]], rows: Collection[int]
-               ) -> list[tuple[Sequence[int], frozenset[tuple[str, str, Any]]]]:
-    """Each witness within ``rows`` with the groups it counts in: the values, in its rows,
-    of the columns the queries group by or count distinct (:func:`key_columns`), as
-    ``(table, column, value)``. What :func:`.minimise.ddmin_blocks` removes group by
-    group; empty when the queries have no such column."""
-    keys = key_columns(trees)
-    present = set(rows)
-    inside = [w for w in witnesses if present.issuperset(w)]
-    if not keys or not inside:
-        return []
-    values = _row_values(executor, catalog, {r for w in inside for r in w})
-    named: dict[int, set[tuple[str, str, Any]]] = defaultdict(set)
-    for rowid, (table, row) in values.items():
-        for column, value in row.items():
-            if column.lower() in keys and value is not None:
-                named[rowid].add((table, column, value if isinstance(value, Hashable)
-                                  else repr(value)))
-    return [(w, frozenset(k for r in w for k in named.get(r, ()))) for w in inside]
 
 
 def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column: str,
@@ -169,7 +147,7 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
     keys = key_columns(trees)
     for seeds, own, other, form in sides:
         rows = {r for w in seeds for r in w} - exclude
-        values = _row_values(executor, catalog, rows)
+        values = row_values(executor, catalog, rows)
         for table, column, value in shared_values(seeds, values, keys)[:VALUES]:
             try:
                 fetched = run(value_sql(own, other if own != other else None, catalog, table,
