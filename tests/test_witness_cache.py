@@ -366,6 +366,32 @@ def test_the_whole_lineage_stops_at_a_side_too_large(executor, monkeypatch):
     assert counting.statements == 1 and "FROM hero_power" in counting.texts[0]
 
 
+def test_a_cross_joins_witnesses_are_not_grouped_into_their_rows(executor, monkeypatch):
+    """A side whose sketch estimates more witnesses than GROUPED_MOST is not grouped into
+    its rows (a cross join's millions hold only its tables' rows): no statement, and the
+    search goes on to every row of the tables read."""
+    from siselect.instances import separate
+    from siselect.instances.pair import Pair
+
+    catalog = load_catalog(executor)
+    queries = ("SELECT s.id FROM superhero AS s JOIN colour AS c ON 1 = 1",
+               "SELECT s.id FROM superhero AS s JOIN colour AS c ON s.eye_colour_id = c.id")
+    trees = tuple(to_tree(q, "postgres", catalog) for q in queries)
+    lineages = lineages_of(queries, catalog)
+    cache = WitnessCache(small=100, sketch=100)
+    cache.pool(executor, lineages, 0)  # the sketches, as a search has them
+    (crossed,) = cache._samples(lineages[0])
+    assert not crossed.complete and crossed.size > 20_000  # every hero with every colour
+    monkeypatch.setattr(witness_cache, "GROUPED_MOST", 20_000)
+    counting = CountingExecutor(executor)
+    assert separate._union(Pair(counting, catalog, trees, witnesses=cache), lineages, 0) \
+        is None
+    assert counting.statements == 0
+    monkeypatch.setattr(witness_cache, "GROUPED_MOST", 10**9)  # grouped: two statements a side
+    rows = separate._union(Pair(counting, catalog, trees, witnesses=cache), lineages, 0)
+    assert counting.statements == 4 and rows is not None and len(rows) > 750
+
+
 def test_the_whole_lineage_asks_a_side_known_too_large_first(executor, monkeypatch):
     """The pair met the other way round: the side already found too large decides the
     union again, without a statement for the side not asked before."""
