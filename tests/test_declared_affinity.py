@@ -11,6 +11,7 @@ MIN/MAX sort such a column in SQLite's order (stored_numbers_order).
 
 import sqlite3
 
+import psycopg
 import pytest
 
 from conftest import loaded_executor
@@ -39,6 +40,14 @@ QUERIES = [
     "SELECT id FROM score WHERE takers BETWEEN 20 AND '1000'",
     "SELECT id FROM score WHERE takers > label",
     "SELECT a.id, b.id FROM score AS a JOIN score AS b ON a.takers = b.born",
+    # An equality that only filters is written as one (hashable); elsewhere a text that
+    # looks like no number is FALSE against a number, not NULL.
+    "SELECT a.id, b.id FROM score AS a JOIN score AS b ON a.takers = b.id",
+    "SELECT a.id, b.id FROM score AS a LEFT JOIN score AS b ON b.id = a.takers AND b.id > 1",
+    "SELECT id FROM score WHERE takers = 12 AND (label IS NULL OR takers = 12)",
+    "SELECT id FROM score WHERE NOT (takers = 12)",
+    "SELECT id, takers = 12 FROM score",
+    "SELECT label FROM score GROUP BY label HAVING MAX(id) = 3 OR label = 'x'",
     # Sorting: numbers by value before every text, as SQLite stored them.
     "SELECT id FROM score ORDER BY takers DESC LIMIT 4",
     "SELECT id, takers FROM score ORDER BY takers, id",
@@ -81,6 +90,24 @@ def test_same_answer_as_sqlite(sql: str, sqlite_file, affinity_executor) -> None
         assert [r[0] for r in got] == [r[0] for r in expected], (text, expected, got)
     # A number of SQLite's comes back as the text it was loaded as.
     assert same_rows(expected, got, numbers_as_text=True), (text, expected, got)
+
+
+def test_an_equality_that_only_filters_is_a_hash_join(dsn, affinity_executor):
+    """A text column holding numbers joined to a number: the join is an equality of the
+    text's number and the number (compare_affinity._dynamic), which PostgreSQL can hash,
+    not a CASE it must test on every pair of rows; under NOT it stays the CASE."""
+    catalog = load_catalog(affinity_executor)
+    text = to_postgres("SELECT a.id FROM score AS a JOIN score AS b ON a.takers = b.id",
+                       "sqlite", catalog)
+    assert text.endswith('END = "b"."id"') and "ELSE FALSE" not in text, text
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {SCHEMA}")
+        conn.execute("SET enable_nestloop = off")  # the 8 rows here would nest-loop
+        plan = "\n".join(r[0] for r in conn.execute(f"EXPLAIN {text}").fetchall())
+    assert "Hash Join" in plan or "Merge Join" in plan, plan
+    negated = to_postgres("SELECT a.id FROM score AS a JOIN score AS b ON NOT a.takers = b.id",
+                          "sqlite", catalog)
+    assert "ON NOT CASE" in negated and "ELSE FALSE" in negated, negated
 
 
 def test_a_min_in_sqlites_order_is_witnessed_by_the_rows_reaching_it(affinity_executor):
