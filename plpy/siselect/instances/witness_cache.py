@@ -392,7 +392,8 @@ class WitnessCache:
 
     def rows_known(self, lineage: Lineage, limit: int, seed: int = 0) -> bool:
         """Whether :meth:`witness_rows` answers without a statement."""
-        return bool(self._whole_samples(lineage)) or (lineage.sql, limit, seed) in self.rows
+        return bool(self._whole_samples(lineage)) or (lineage.sql, limit, seed) in self.rows \
+            or any(s.size > GROUPED_MOST for s in self._samples(lineage))
 
     def whole_witnesses(self, lineages: Sequence[Lineage]) -> list[tuple[int, ...]]:
         """Every witness of each of ``lineages`` whose sample is whole (none of the others)."""
