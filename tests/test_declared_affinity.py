@@ -46,6 +46,9 @@ QUERIES = [
     "SELECT a.id, b.id FROM score AS a LEFT JOIN score AS b ON b.id = a.takers AND b.id > 1",
     "SELECT id FROM score WHERE takers = 12 AND (label IS NULL OR takers = 12)",
     "SELECT id FROM score WHERE NOT (takers = 12)",
+    "SELECT id FROM score WHERE (takers = 12) IS FALSE",
+    "SELECT id, (takers > 20) IS TRUE, label IS FALSE FROM score",
+    "SELECT id FROM score WHERE takers IS TRUE AND (born < 1950) IS NOT TRUE",
     "SELECT id, takers = 12 FROM score",
     "SELECT label FROM score GROUP BY label HAVING MAX(id) = 3 OR label = 'x'",
     # Sorting: numbers by value before every text, as SQLite stored them.

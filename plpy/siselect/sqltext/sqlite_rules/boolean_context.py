@@ -29,7 +29,15 @@ def is_condition_slot(node: exp.Expr) -> bool:
         return parent.this is node and not simple_case
     if isinstance(parent, exp.Join):
         return parent.args.get("on") is node
+    if isinstance(parent, exp.Is) and _is_truth_test(parent):
+        return parent.this is node  # x IS TRUE: x as SQLite reads it as a condition
     return isinstance(parent, exp.Filter)
+
+
+def _is_truth_test(node: exp.Expr | None) -> bool:
+    """``x IS TRUE`` or ``x IS FALSE`` (also under NOT): PostgreSQL takes a boolean ``x``
+    and the keyword, where SQLite compares ``x`` as a condition with 1 or 0."""
+    return isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean)
 
 
 def boolean_context(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
@@ -67,4 +75,4 @@ def _is_value_slot(node: exp.Expr) -> bool:
         return False
     if isinstance(parent, exp.If):
         return parent.this is not node
-    return True
+    return not _is_truth_test(parent)
