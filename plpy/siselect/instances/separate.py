@@ -63,8 +63,8 @@ UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not trie
 #: rank) can cost seconds each. Once a set fits max_rows its minimisation runs to the end:
 #: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
-#: Rows from which a minimisation removes whole groups first (:func:`.minimise.ddmin_blocks`,
-#: the groups :mod:`.blocks` reads): from the whole lineage of a
+#: Rows from which a minimisation removes whole blocks first (:func:`.minimise.ddmin_blocks`;
+#: groups, values of a column ordered under a cut: :mod:`.blocks`): from the whole lineage of a
 #: ``GROUP BY ... HAVING COUNT(*) >= 5`` against a ``DISTINCT``, every half ddmin tries
 #: thins some group below the threshold and changes what the instance means (superhero task
 #: 751: 300 sets of 4,973 rows tested, 8 s, and still 4,041 rows).
@@ -587,7 +587,7 @@ def _held_witnesses(pair: Pair, lineages: list[Lineage], pool: Pool,
                     known: dict[str, list[tuple[int, ...]]]) -> list[tuple[int, ...]]:
     """The witnesses a minimisation removes group by group (:func:`.minimise.ddmin_blocks`):
     the pool's, and every witness of each query whose set is small (a tournament's whole
-    samples; else read once, up to :data:`HELD_MOST` of each query)."""
+    samples; outside a tournament, a set of at most :data:`HELD_MOST`, read once)."""
     if "held" not in known:
         whole = pair.witnesses.whole_witnesses(lineages) if pair.witnesses else [
             w for lin in lineages for w in _small_set(pair, lin)]
