@@ -359,6 +359,9 @@ class _Best:
         self.pair, self.meaning, self.closure = pair, meaning, closure
         self.witnesses = witnesses  # see _held_witnesses
         self.by_rank: dict[int, list[int]] = {}
+        # A start set's blocks, read once: the levels of one minimisation, and the search
+        # taken up again after the targeted proposals, start from the same sets.
+        self._units: dict[tuple[int, ...], list[tuple[Sequence[int], frozenset]]] = {}
 
     @property
     def rank(self) -> int:
@@ -431,12 +434,18 @@ class _Best:
 
         try:
             if len(rows) > BLOCKED_FROM and block_columns(self.pair.trees):
-                units = witness_blocks(self.pair.executor, self.pair.catalog, self.pair.trees,
-                                       self.witnesses(), rows)
-                rows = ddmin_blocks(rows, units, as_good, ahead)
+                rows = ddmin_blocks(rows, self._blocks_of(rows), as_good, ahead)
             return ddmin(rows, as_good, ahead)
         except _Enough:
             return None
+
+    def _blocks_of(self, rows: list[int]) -> list[tuple[Sequence[int], frozenset]]:
+        """:func:`.blocks.witness_blocks` of a start set, once per set (in its order)."""
+        key = tuple(rows)
+        if key not in self._units:
+            self._units[key] = witness_blocks(self.pair.executor, self.pair.catalog,
+                                              self.pair.trees, self.witnesses(), rows)
+        return self._units[key]
 
 
 class _Enough(Exception):

@@ -382,7 +382,7 @@ class WitnessCache:
             ordered = sorted(whole[0].witnesses.values())
             rows = list(dict.fromkeys(r for _, _, w in ordered for r in w))
             return rows if len(rows) <= limit else None
-        if any(s.size > GROUPED_MOST for s in self._samples(lineage)):
+        if self._too_many_to_group(lineage):
             return None
         key = (lineage.sql, limit, seed)
         if key not in self.rows:
@@ -393,7 +393,10 @@ class WitnessCache:
     def rows_known(self, lineage: Lineage, limit: int, seed: int = 0) -> bool:
         """Whether :meth:`witness_rows` answers without a statement."""
         return bool(self._whole_samples(lineage)) or (lineage.sql, limit, seed) in self.rows \
-            or any(s.size > GROUPED_MOST for s in self._samples(lineage))
+            or self._too_many_to_group(lineage)
+
+    def _too_many_to_group(self, lineage: Lineage) -> bool:
+        return any(s.size > GROUPED_MOST for s in self._samples(lineage))
 
     def whole_witnesses(self, lineages: Sequence[Lineage]) -> list[tuple[int, ...]]:
         """Every witness of each of ``lineages`` whose sample is whole (none of the others)."""

@@ -5,6 +5,8 @@ becomes an integer; a number used as a condition (WHERE x, x AND y, CASE WHEN x)
 ``x <> 0``, text ``x`` the number SQLite reads in it.
 """
 
+from typing import TypeGuard
+
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
@@ -29,12 +31,12 @@ def is_condition_slot(node: exp.Expr) -> bool:
         return parent.this is node and not simple_case
     if isinstance(parent, exp.Join):
         return parent.args.get("on") is node
-    if isinstance(parent, exp.Is) and _is_truth_test(parent):
+    if _is_truth_test(parent):
         return parent.this is node  # x IS TRUE: x as SQLite reads it as a condition
     return isinstance(parent, exp.Filter)
 
 
-def _is_truth_test(node: exp.Expr | None) -> bool:
+def _is_truth_test(node: exp.Expr | None) -> TypeGuard[exp.Is]:
     """``x IS TRUE`` or ``x IS FALSE`` (also under NOT): PostgreSQL takes a boolean ``x``
     and the keyword, where SQLite compares ``x`` as a condition with 1 or 0."""
     return isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean)
