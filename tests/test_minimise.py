@@ -87,3 +87,43 @@ def test_blocks_keep_items_no_unit_holds_and_stop_at_most_chunks():
     # complements of 2 chunks, then chunks and complements of 4 and of 8
     assert len(tested) == 2 + (4 + 4) + (8 + 8), len(tested)
     assert all(500 in s and 501 in s for s in tested)
+
+
+
+def _blocks_by_definition(items, units, still_fails, ahead):
+    """ddmin_blocks as its docstring defines it, every witness looked at for every set."""
+    held = [(list(m), keys) for m, keys in units if keys and set(items) >= set(m)]
+    blocks = list(dict.fromkeys(k for _, keys in held for k in keys))
+    loose = set(items) - {x for members, _ in held for x in members}
+
+    def items_of(kept):
+        alive = loose | {x for members, keys in held if keys <= set(kept) for x in members}
+        return [x for x in items if x in alive]
+
+    kept = ddmin(blocks, lambda keys: still_fails(items_of(keys)),
+                 lambda batch: ahead([items_of(k) for k in batch]), 16)
+    return items_of(kept)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_blocks_test_the_sets_their_definition_gives(seed):
+    # Witnesses of one to three blocks, items in several witnesses and in none: the sets
+    # tested and shown ahead, in order, are those of the definition, whatever index serves it.
+    rng = random.Random(seed)
+    items = rng.sample(range(10_000), 300)
+    blocks = [f"b{i}" for i in range(40)]
+    units = [(rng.sample(items[:290], rng.randint(1, 3)),
+              frozenset(rng.sample(blocks, rng.randint(1, 3)))) for _ in range(400)]
+    needed = set(rng.sample(items, 3))
+    seen = {"ours": [], "defined": []}
+
+    def logged(name):
+        def holds(subset):
+            seen[name].append(("test", subset))
+            return needed <= set(subset)
+        return holds, lambda batch: seen[name].append(("ahead", batch))
+
+    ours = ddmin_blocks(items, units, *logged("ours"))
+    defined = _blocks_by_definition(items, units, *logged("defined"))
+    assert needed <= set(ours) and ours == defined
+    assert len(seen["ours"]) > 10 and seen["ours"] == seen["defined"]

@@ -72,21 +72,45 @@ def ddmin_blocks(items: Sequence[T], units: Sequence[tuple[Sequence[T], frozense
     or when no unit holds it. Chunks of blocks at most ``most_chunks`` a round, so that a
     set whose blocks all matter costs a few tests: follow it with :func:`ddmin`."""
     present = set(items)
-    held = [(list(members), keys) for members, keys in units
-            if keys and present.issuperset(members)]
-    blocks = list(dict.fromkeys(k for _, keys in held for k in keys))
+    held: dict[frozenset[Hashable], set[T]] = {}  # one entry per set of blocks
+    for members, keys in units:
+        if keys and present.issuperset(members):
+            held.setdefault(keys, set()).update(members)
+    blocks = list(dict.fromkeys(k for keys in held for k in keys))
     if len(blocks) < 2:
         return list(items)
-    loose = present.difference(x for members, _ in held for x in members)
+    loose = present.difference(*held.values())
+    # Each set of blocks under one of its blocks: a test looks at the sets under the blocks
+    # it keeps, not at every witness (thousands a test, each test of thousands of rows).
+    under: dict[Hashable, list[tuple[frozenset[Hashable], set[T]]]] = {}
+    for keys, kept_members in held.items():
+        under.setdefault(next(iter(keys)), []).append((keys, kept_members))
+    place = {x: i for i, x in enumerate(items)}
+    sortable = len(place) == len(items)  # each item once: a small set sorted by place
+    made: dict[tuple[Hashable, ...], list[T]] = {}  # ahead's sets, tested next
 
     def items_of(kept: list[Hashable]) -> list[T]:
+        found = made.pop(tuple(kept), None)
+        if found is not None:
+            return found
         chosen = set(kept)
-        alive = loose.union(x for members, keys in held if keys <= chosen for x in members)
+        alive = set(loose)
+        for block in kept:
+            for keys, members in under.get(block, ()):
+                if keys <= chosen:
+                    alive |= members
+        if sortable and 8 * len(alive) < len(items):
+            return sorted(alive, key=place.__getitem__)
         return [x for x in items if x in alive]
 
+    def shown(batch: list[list[Hashable]]) -> None:
+        made.clear()
+        made.update((tuple(keys), items_of(keys)) for keys in batch)
+        assert ahead is not None
+        ahead([made[tuple(keys)] for keys in batch])
+
     kept = ddmin(blocks, lambda keys: still_fails(items_of(keys)),
-                 None if ahead is None else lambda batch: ahead([items_of(k) for k in batch]),
-                 most_chunks)
+                 None if ahead is None else shown, most_chunks)
     return items_of(kept)
 
 
