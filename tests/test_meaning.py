@@ -223,3 +223,29 @@ def test_an_answer_empty_on_d_keeps_its_meaning_empty_on_d_prime(executor):
     other = row_ids(executor, catalog, "superhero", "superhero_name = 'Superman'")
     swapped, _ = pair_of(executor, spelt, "SELECT height_cm FROM superhero WHERE id < 0")
     assert meaning_of(swapped).assess(other, swapped.answers_on(other)).rank == DEGENERATE
+
+
+def test_an_aggregate_of_no_row_on_d_keeps_its_meaning_null_on_d_prime(executor):
+    """An average whose filter matches nothing on D (NULL from no row: a date written in
+    another format, a misspelt name) against one that finds the hero: no instance can give
+    it a row, so its NULL on D' is D's own answer, and an instance showing the hero ranks
+    meaningful. Before, every instance of such a pair was degenerate (its verdicts weighed
+    a quarter) and the search spent its tries looking for a better one. An average NULL on
+    D from rows (heights unknown) still needs a witness of it on D'."""
+    nothing = "SELECT AVG(height_cm) FROM superhero WHERE superhero_name = 'Spiderman'"
+    found = "SELECT AVG(height_cm) FROM superhero WHERE superhero_name = 'Spider-Man'"
+    result = schema_valid("separation", separation.separate(executor, nothing, found))
+    assert result["meaning"] == "meaningful" and result["degenerate"] is False
+    assert result["rows"] >= 1 and result["answers"]["q1"]["rows"] == [[None]]
+    assert result["answers"]["q2"]["rows"] not in ([], [[None]])
+
+    pair, catalog = pair_of(executor, nothing, found)
+    on_d = tuple(pair.run_strict(t) for t in pair.trees)
+    hero = row_ids(executor, catalog, "superhero", "superhero_name = 'Spider-Man'")
+    unknown = row_ids(executor, catalog, "superhero", "height_cm IS NULL")[:1]
+    answers = pair.separation(hero)
+    reads_nothing = Meaning.of(pair.trees, on_d, [], ([frozenset()], [frozenset(hero)]))
+    assert reads_nothing.assess(hero, answers).rank == MEANINGFUL
+    reads_rows = Meaning.of(pair.trees, on_d, [], ([frozenset(unknown)], [frozenset(hero)]))
+    assert reads_rows.assess(hero, answers).rank == DEGENERATE
+    assert Meaning.of(pair.trees, on_d, []).assess(hero, answers).rank == DEGENERATE

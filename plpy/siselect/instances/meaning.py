@@ -198,8 +198,10 @@ class Meaning:
         reasons += [r for i, (label, a, s) in enumerate(zip(("q1", "q2"), answers, self.shapes,
                                                              strict=True))
                     if (r := degenerate_reason(label, a, s))
-                    # Empty as on D: no row of D gives it, so there is no witness to hold.
-                    and not (r == self.as_on_d[i] and (not a.rows or self.reads_own(i, have)))]
+                    # Empty as on D, or NULL from no row as on D: no row of D gives it,
+                    # so there is no witness to hold.
+                    and not (r == self.as_on_d[i] and (not a.rows or self.reads_own(i, have)
+                                                       or self.reads_nothing(i)))]
         if rows and not reasons:
             reasons += [f"{label}'s aggregates on D' read none of its rows"
                         for i, (label, s) in enumerate(zip(("q1", "q2"), self.shapes,
@@ -221,6 +223,13 @@ class Meaning:
         when it comes from rows that give it on D. The empty witness (a scalar aggregate
         answers on no rows too) reads nothing."""
         return any(w and w <= have for w in self.witnesses[side] or ())
+
+    def reads_nothing(self, side: int) -> bool:
+        """Whether the query ``side`` reads no row of D: its witnesses known whole, each
+        empty (an aggregate whose filter matches nothing answers NULL from no row, on D
+        as on every D')."""
+        known = self.witnesses[side]
+        return known is not None and not any(known)
 
     def unfaithful(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> str | None:
         """Why the disagreement on D' is not a piece of the one on D, or None."""
