@@ -116,10 +116,12 @@ def test_the_reference_judge_decides_a_null_row_against_no_row(causes):
 
 
 def test_a_verdict_on_d_own_degenerate_disagreement_counts_in_full(causes):
-    """On D itself neither answer reads a row (MAX of no station against no station): the
-    empty D' is degenerate, and it is D's own disagreement (both answer there as on D), so
-    the judge's verdict counts as on a meaningful D' and the one right candidate beats a
-    group of three (with a quarter of its weight, the group's size won)."""
+    """On D itself neither answer reads a row (MAX of no station against no station): every
+    D' gives D's own disagreement (both answer there as on D), so a D' of one station
+    neither reads is meaningful, the judge's verdict counts in full, and the one right
+    candidate beats a group of three (with a quarter of its weight, the group's size won).
+    Before, the empty D' was played, degenerate, its verdict counted in full as D's own
+    disagreement (``as_on_d``)."""
     catalog = load_catalog(causes)
     null_row = "SELECT MAX(segment) FROM station WHERE country = 'AUT'"
     no_rows = ["SELECT segment FROM station WHERE country = 'AUT'",
@@ -131,7 +133,7 @@ def test_a_verdict_on_d_own_degenerate_disagreement_counts_in_full(causes):
         judge, separation.Options(), catalog=catalog))
     assert [g["members"] for g in result["groups"]] == [[0, 1, 2], [3]]
     duel = result["duels"][0]
-    assert duel["rows"] == 0 and duel["meaning"] == "degenerate" and duel["as_on_d"] is True
+    assert duel["rows"] == 1 and duel["meaning"] == "meaningful" and "as_on_d" not in duel
     assert duel["reliability"] > 0.9
     assert result["winner"]["index"] == 3
 

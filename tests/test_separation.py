@@ -170,13 +170,14 @@ def test_queries_that_disagree_on_no_rows_get_the_empty_instance_only_if_nothing
     assert result["rows"] == 1 and result["degenerate"] is False
     assert result["answers"]["q1"]["rows"] == [[0]]
     assert result["answers"]["q2"]["rows"][0][0] > 200
-    # No row gives the SUM a value: the empty instance, which says it is degenerate.
+    # No row gives the SUM a value, on D or on any D': its NULL is D's own answer (from no
+    # row), so a D' of one hero shows D's disagreement and comes before the empty instance,
+    # which is used only when nothing else separates.
     q2 = "SELECT SUM(height_cm) FROM superhero WHERE height_cm > 100000"
     result = separate(executor, q1, q2)
     assert result["status"] == "separated"
-    assert result["rows"] == 0 and result["instance"] == {}
-    assert result["degenerate"] is True and result["meaning"] == "degenerate"
-    assert "empty" in result["meaning_reason"] and "all NULL" in result["meaning_reason"]
+    assert result["rows"] == 1 and result["instance"] != {}
+    assert result["degenerate"] is False and result["meaning"] == "meaningful"
     assert result["answers"]["q1"]["rows"] == [[0]]
     assert result["answers"]["q2"]["rows"] == [[None]]
 
