@@ -77,6 +77,17 @@ def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_R
     return rows
 
 
+def _within_size(compute: Callable[[], T]) -> T | None:
+    """``compute()``, or None when an answer has more rows (or bytes) than siselect
+    compares."""
+    try:
+        return compute()
+    except QueryFailed as exc:
+        if exc.sqlstate != TOO_LARGE:
+            raise
+        return None
+
+
 def _given(rows: Rows) -> Rows:
     return rows
 
@@ -304,14 +315,15 @@ class Pair:
 
         Answers tell them apart when they differ, and not only by how ties at a LIMIT were
         broken; an error tells its query apart from one that runs (both failing does not).
+        A set on which an answer, or an answer with ties kept, has more rows than siselect
+        compares (a LIMIT without ORDER BY over a cross join of many rows) separates
+        nothing: no tie can be ruled out there, and a smaller set can tell.
         """
         key = frozenset(rows)
-        try:
-            a1, a2 = self.answers_on(key)
-        except QueryFailed as exc:
-            if exc.sqlstate != TOO_LARGE:
-                raise
-            return None  # more rows than siselect compares: nothing to tell apart by
+        answers = _within_size(lambda: self.answers_on(key))
+        if answers is None:
+            return None
+        a1, a2 = answers
         failed = [isinstance(a, Failed) for a in (a1, a2)]
         if any(failed):
             return (a1, a2) if not all(failed) else None
@@ -319,15 +331,11 @@ class Pair:
             return None
         grouped = self.grouped(key)
         if any(tie_sensitive(t) for t in self.trees):
-            try:
-                r1, r2 = (self.run_on(self.with_ties(t), grouped) for t in self.trees)
-            except QueryFailed as exc:
-                if exc.sqlstate != TOO_LARGE:
-                    raise
-                # More rows with ties kept than siselect compares (a LIMIT without ORDER BY
-                # over a cross join of many rows): no tie can be ruled out on this set, so
-                # it separates nothing; a smaller one can tell.
+            relaxed = _within_size(lambda: tuple(self.run_on(self.with_ties(t), grouped)
+                                                 for t in self.trees))
+            if relaxed is None:
                 return None
+            r1, r2 = relaxed
             # No tie explains an error.
             if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
                     and tie_explained(a1, a2, r1, r2):
