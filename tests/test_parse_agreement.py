@@ -41,10 +41,11 @@ TASKS = SHARED / "siselection" / "bird_corrected.json"
 # sqlglot function nodes that PostgreSQL's grammar reads as expressions, not calls: a
 # cast (TypeCast), COALESCE (CoalesceExpr), NULLIF (an A_Expr), GREATEST and LEAST
 # (MinMaxExpr), CASE, EXISTS (a SubLink), CURRENT_DATE and the like (SQLValueFunction),
-# ARRAY[...] and ROW().
+# ARRAY[...] and ROW(); and NOT before a parenthesis, the operator (a node printed
+# "NOT (x) IS FALSE AND ..." starts as a call would).
 NOT_CALLS = frozenset({
     "cast", "coalesce", "nullif", "greatest", "least", "case", "exists", "current_date",
-    "current_time", "current_timestamp", "localtime", "localtimestamp", "array", "row",
+    "current_time", "current_timestamp", "localtime", "localtimestamp", "array", "row", "not",
 })
 # SQL syntax that PostgreSQL's grammar turns into a call of a pg_catalog function, under
 # a name of its own: TRIM([BOTH] x) is btrim(x), TRIM(LEADING ...) ltrim, TRIM(TRAILING

@@ -4,8 +4,9 @@ Queries join tables along foreign keys and mix what trips a SQLite-to-PostgreSQL
 translation: LIKE/GLOB in any case, comparisons across text and numbers, integer
 division, aggregates over predicates, bare columns beside MIN/MAX, DISTINCT with ORDER BY
 on other columns, ORDER BY ... LIMIT, subqueries, date functions, CAST of text, || and
-IIF/IFNULL with mixed types, identifiers in random case. Literals are drawn from sampled
-values of the data so that predicates select something. Deterministic for a seed.
+IIF/IFNULL with mixed types, truth tests (IS [NOT] TRUE, FALSE), identifiers in random
+case. Literals are drawn from sampled values of the data so that predicates select
+something. Deterministic for a seed.
 """
 
 import random
@@ -147,7 +148,10 @@ class QueryGenerator:
         return f" WHERE {text}"
 
     def predicate(self, scope: Scope) -> str:
-        choice = self.rng.randrange(10)
+        choice = self.rng.randrange(11)
+        if choice == 10:  # a truth test: TRUE and FALSE are keywords here, not 1 and 0
+            return (f"({self.predicate(scope)}) IS {self.rng.choice(['', 'NOT '])}"
+                    f"{self.rng.choice(['TRUE', 'FALSE'])}")
         if choice == 0:
             col = self.column(scope, text=True)
             neg = "NOT " if self.rng.random() < 0.3 else ""
@@ -204,6 +208,7 @@ class QueryGenerator:
             f"JULIANDAY(DATE(2451545 + {num} % 1000, '+1 month')) - 2451545",
             f"STRFTIME('%d/%m', DATE('2012-01-31', '+' || ({num} % 40) || ' days'))",
             f"{text} LIKE '%A%'", f"COALESCE({num}, {text})", f"TRIM({text})",
+            f"({num} > {num2}) IS TRUE", f"({text} = {num}) IS NOT FALSE",
         ])
 
     def aggregate_value(self, scope: Scope) -> str:
