@@ -89,7 +89,6 @@ def test_blocks_keep_items_no_unit_holds_and_stop_at_most_chunks():
     assert all(500 in s and 501 in s for s in tested)
 
 
-
 def _blocks_by_definition(items, units, still_fails, ahead):
     """ddmin_blocks as its docstring defines it, every witness looked at for every set."""
     held = [(list(m), keys) for m, keys in units if keys and set(items) >= set(m)]
