@@ -138,6 +138,38 @@ def test_a_verdict_on_d_own_degenerate_disagreement_counts_in_full(causes):
     assert result["winner"]["index"] == 3
 
 
+# 9,000 stations of a country whose segment is unknown: more witnesses of MAX(segment) than
+# a tournament keeps whole (witness_cache.SKETCH), so whether a D' holds one is not known.
+MANY_UNKNOWN = """
+CREATE TABLE station (id INTEGER PRIMARY KEY, country TEXT, segment TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 9000)
+INSERT INTO station SELECT i, 'AUT', NULL FROM n;
+INSERT INTO station VALUES (9001, 'CZE', 'Discount'), (9002, 'CZE', 'Premium');
+"""
+
+
+def test_a_degenerate_d_prime_where_both_answer_as_on_d_counts_in_full(dsn, tmp_path_factory):
+    """MAX of 9,000 unknown segments (a NULL row from rows) against no row: with the
+    witnesses sampled, no D' is known to hold one, so every D' is degenerate; on the one
+    played both answer as on D (``as_on_d``), so the verdict counts in full and the one
+    right candidate beats a group of three (with a quarter of its weight, the group won)."""
+    schema = "separate_causes_many"
+    path = sqlite_file_from(tmp_path_factory, schema, MANY_UNKNOWN)
+    with loaded_executor(dsn, path, schema) as executor:
+        catalog = load_catalog(executor)
+        null_row = "SELECT MAX(segment) FROM station WHERE country = 'AUT'"
+        no_rows = [f"SELECT segment FROM station WHERE country = 'AUT' AND {cond}"
+                   for cond in ("segment IS NOT NULL", "segment = 'Discount'", "id < 0")]
+        judge = ReferenceJudge(to_tree(null_row, "postgres", catalog))
+        result = schema_valid("tournament", tournament.run_tournament(
+            executor, [*no_rows, null_row], "Which segment do the stations of AUT have?",
+            None, judge, separation.Options(), catalog=catalog))
+    assert [g["members"] for g in result["groups"]] == [[0, 1, 2], [3]]
+    duel = result["duels"][0]
+    assert duel["meaning"] == "degenerate" and duel["as_on_d"] is True
+    assert duel["reliability"] > 0.9
+    assert result["winner"]["index"] == 3
+
 # The district of the best school (NULL) against the district with the best average.
 BEST_SCHOOL = "SELECT district FROM school ORDER BY score DESC LIMIT 1"
 BEST_AVERAGE = "SELECT district FROM school GROUP BY district ORDER BY AVG(score) DESC LIMIT 1"
