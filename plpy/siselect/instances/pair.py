@@ -26,7 +26,7 @@ from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
 from siselect.runtime.answers import has_null_row, same_answer, same_normalised
 from siselect.runtime.catalog import Catalog
-from siselect.runtime.errors import QueryFailed
+from siselect.runtime.errors import AnswerTooLarge, QueryFailed
 from siselect.runtime.executor import Executor, Rows
 from siselect.sqltext import nondeterminism
 
@@ -62,7 +62,7 @@ def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]
 
 
 #: An answer with more rows (or bytes) than siselect compares (program_limit_exceeded).
-TOO_LARGE = "54000"
+TOO_LARGE = AnswerTooLarge.sqlstate
 
 
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,

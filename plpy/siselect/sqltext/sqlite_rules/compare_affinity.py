@@ -139,13 +139,14 @@ def _dynamic(op: type, left: exp.Expr, right: exp.Expr, filters: bool = False) -
     text = (left if text_on_left else right).this
     number = right if text_on_left else left
     as_double = double(text)
-    if op is exp.EQ and filters:
-        looked_up = template(f"CASE WHEN _t ~ '{WHOLE_NUMBER}' THEN _d END", _t=text,
+    hashable = op is exp.EQ and filters
+    if hashable:  # the text's number, NULL where it looks like none
+        as_double = template(f"CASE WHEN _t ~ '{WHOLE_NUMBER}' THEN _d END", _t=text,
                              _d=as_double)
-        return exp.EQ(this=looked_up, expression=number) if text_on_left else exp.EQ(
-            this=number, expression=looked_up)
     numeric = op(this=as_double, expression=number) if text_on_left else op(
         this=number, expression=as_double)
+    if hashable:
+        return numeric
     fallback_op = _MIRROR.get(op, op) if text_on_left else op
     fallback = _constant(fallback_op, number, text)
     return template(f"CASE WHEN _t ~ '{WHOLE_NUMBER}' THEN _n ELSE _f END",
