@@ -45,6 +45,19 @@ def test_one_sure_verdict_outweighs_a_three_times_larger_group_one_on_an_empty_i
     assert winner([small2, large2], "evidence")[0] is large2
 
 
+def test_the_same_verdicts_in_another_order_tie_and_input_order_decides():
+    # Superhero task 718 at rival noise 0.3: two verdicts each way, added up in opposite
+    # orders, left the second candidate ahead by the last bit of a float and it won.
+    first, second = Unit(0, [0], 0, 1), Unit(1, [1], 1, 1)
+    r = reliability(0.8, "meaningful", [])
+    for matched in (True, False, True, False):
+        first.evidence += log_ratio(matched, r)
+    for matched in (False, True, False, True):
+        second.evidence += log_ratio(matched, r)
+    assert first.evidence != second.evidence  # what the sums are, unrounded
+    assert winner([second, first], "evidence") == (first, "input order")
+
+
 def test_points_take_each_pairs_majority_and_ties_go_to_the_larger_group():
     assert pair_points([1.0, 0.0, 1.0]) == 1.0 and pair_points([1.0, 0.0]) == 0.5
     assert instance_points(True, True, False) == 1.0

@@ -29,6 +29,7 @@ from typing import Any
 
 DEFAULT_ACCURACY = 0.8  # an LLM answering small instances (issue 15: at most about 83%)
 REFERENCE_ACCURACY = 0.99  # the reference query: only the instance's meaning can fail it
+SCORE_DIGITS = 9  # evidence scores equal to this many decimals are a tie
 #: How far a verdict on an instance of each rank (docs/instances.md) is believed.
 MEANING_WEIGHT = {"meaningful": 1.0, "non-degenerate": 0.75, "degenerate": 0.25,
                   "failed": 0.75}
@@ -58,7 +59,9 @@ class Unit:
     def score(self, scoring: str) -> float:
         if scoring == "points":
             return self.points()
-        return math.log(self.size) + self.evidence
+        # Rounded: two units with the same verdicts summed in another order must tie, so
+        # that the tie-breaks (group size, then input order) decide, not the last bit.
+        return round(math.log(self.size) + self.evidence, SCORE_DIGITS)
 
     def part(self, uid: int, members: list[int]) -> "Unit":
         """A part of this unit after a split: the same record so far."""
@@ -118,8 +121,7 @@ def ranking_key(unit: Unit, scoring: str) -> tuple[float, int, int]:
 def winner(units: list[Unit], scoring: str) -> tuple[Unit, str]:
     """The best unit, and what decided it."""
     best = max(units, key=lambda u: ranking_key(u, scoring))
-    tied = [u for u in units if math.isclose(u.score(scoring), best.score(scoring),
-                                             rel_tol=0, abs_tol=1e-9)
+    tied = [u for u in units if u.score(scoring) == best.score(scoring)
             and u.group != best.group]
     if not tied:
         return best, "tournament"
