@@ -10,7 +10,8 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - an answer that hangs on ties at a cut below the top (the best event of a derived table)
   separates nothing;
 - a D' keeps the references D keeps through the queries' joins, declared or not (no
-  attribute row without its team);
+  attribute row without its team), and the declared ones alone where the others make the
+  answers agree (no lab row without its patient);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
   (no molecule without any of its atoms);
 - a query without a tie at its cut cannot break one: the first three elements (``br br
@@ -525,3 +526,73 @@ def test_a_row_without_its_partner_is_seen_unless_an_inner_join_drops_it(molecul
     tree = to_tree(sql, "postgres", catalog)
     assert integrity.hidden([tree], catalog, "molecule", "molecule_id", "atom",
                             "molecule_id") is not seen
+
+
+# Declared keys: lab and exam rows reference their patient, and neither candidate reads
+# patient; the reference joins it. The wrong candidate joins on a numbering column that D
+# keeps as a reference (every exam.n is one lab.n), and adding the rows that reference
+# reaches makes the two counts agree (yardstick thrombosis_prediction 1304).
+PATIENTS = """
+CREATE TABLE patient (id INTEGER PRIMARY KEY, sex TEXT);
+INSERT INTO patient VALUES (1, 'F'), (2, 'M'), (3, 'F');
+CREATE TABLE lab (id INTEGER REFERENCES patient (id), glu INTEGER, n INTEGER);
+INSERT INTO lab VALUES (1, 100, 10), (1, 100, 40), (2, 100, 20), (3, 100, 30);
+CREATE TABLE exam (id INTEGER REFERENCES patient (id), thrombosis INTEGER, n INTEGER);
+INSERT INTO exam VALUES (1, 0, 20), (2, 0, 30), (3, 0, 10);
+CREATE TABLE test (id INTEGER REFERENCES patient (id), glu INTEGER);
+INSERT INTO test VALUES (NULL, 300), (2, 150), (1, 120), (3, 90);
+"""
+BY_PATIENT = ("SELECT COUNT(*) FROM lab AS l JOIN exam AS e ON l.id = e.id "
+              "WHERE l.glu < 180 AND e.thrombosis = 0")
+BY_NUMBER = BY_PATIENT.replace("l.id = e.id", "l.n = e.n")
+THROUGH_PATIENT = ("SELECT COUNT(p.id) FROM patient AS p JOIN lab AS l ON p.id = l.id "
+                   "JOIN exam AS e ON p.id = e.id WHERE l.glu < 180 AND e.thrombosis = 0")
+
+
+@pytest.fixture(scope="module")
+def patients(dsn: str, tmp_path_factory):
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_declared",
+                                               PATIENTS), "separate_declared") as executor:
+        yield executor
+
+
+def test_an_instance_keeps_the_declared_keys_when_the_joins_references_close_the_gap(
+        patients):
+    result = schema_valid("separation", separation.separate(
+        patients, BY_PATIENT, BY_NUMBER, separation.Options(with_references=True)))
+    assert result["status"] == "separated"
+    held = {row[0] for row in result["instance"]["patient"]["rows"]}
+    for table in ("lab", "exam"):
+        assert {row[0] for row in result["instance"][table]["rows"]} <= held
+    assert reference_on(patients, result, THROUGH_PATIENT) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+    catalog = load_catalog(patients)
+    judge = ReferenceJudge(to_tree(THROUGH_PATIENT, "postgres", catalog))
+    played = schema_valid("tournament", tournament.run_tournament(
+        patients, [BY_NUMBER, BY_PATIENT], "How many lab and exam pairs of one patient?",
+        None, judge, separation.Options(with_references=True), catalog=catalog))
+    assert played["winner"]["index"] == 1
+
+
+# The top test's patient (the right query skips a test without one) against the sex of the
+# patient of the highest test, which on D has none (yardstick financial 156: the owner of
+# the largest loan). The smallest instance, a test without its patient, leaves both answers
+# as on D; with the patient the key asks for, the second answers a sex: a piece of no
+# disagreement on D, yet the reference query, which joins the patient, sees the row there.
+TOP_PATIENT = "SELECT t.id FROM test AS t WHERE NOT t.id IS NULL ORDER BY t.glu DESC LIMIT 1"
+TOP_SEX = ("SELECT p.sex FROM test AS t JOIN patient AS p ON p.id = t.id "
+           "WHERE t.glu = (SELECT MAX(glu) FROM test)")
+TOP_REFERENCE = ("SELECT p.id FROM test AS t JOIN patient AS p ON p.id = t.id "
+                 "ORDER BY t.glu DESC LIMIT 1")
+
+
+def test_an_instance_keeps_a_declared_key_at_the_cost_of_its_rank(patients):
+    result = schema_valid("separation", separation.separate(
+        patients, TOP_PATIENT, TOP_SEX, separation.Options(with_references=True)))
+    assert result["status"] == "separated"
+    assert result["meaning"] == "non-degenerate"
+    held = {row[0] for row in result["instance"]["patient"]["rows"]}
+    assert {row[0] for row in result["instance"]["test"]["rows"]} <= held
+    assert any("breaks a reference" in note for note in result["notes"])
+    assert reference_on(patients, result, TOP_REFERENCE) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
