@@ -74,6 +74,13 @@ def runner(executor):
     ("SELECT publisher_id, GROUP_CONCAT(superhero_name) FROM superhero GROUP BY publisher_id",
      "GROUP_CONCAT"),
     ("SELECT GROUP_CONCAT(DISTINCT height_cm) FROM superhero WHERE id < 5", "GROUP_CONCAT"),
+    # Surtur and Ymir again, numbered by ROW_NUMBER() in a derived table and at the top.
+    ("SELECT superhero_name FROM (SELECT superhero_name, ROW_NUMBER() OVER (ORDER BY "
+     "height_cm DESC) AS rn FROM superhero) AS t WHERE rn = 1", "window"),
+    ("SELECT superhero_name, ROW_NUMBER() OVER (PARTITION BY publisher_id ORDER BY height_cm "
+     "DESC) FROM superhero WHERE height_cm > 250", "window"),
+    ("SELECT superhero_name, LAG(superhero_name) OVER (ORDER BY height_cm) FROM superhero "
+     "WHERE height_cm > 900", "window"),
 ])
 def test_ties_are_found(runner, sql: str, words: str) -> None:
     tree, run = runner(sql)
@@ -93,6 +100,11 @@ def test_ties_are_found(runner, sql: str, words: str) -> None:
     # One value a group, or an order of its own: the concatenation is determined.
     "SELECT id, GROUP_CONCAT(superhero_name) FROM superhero WHERE id < 5 GROUP BY id",
     "SELECT LENGTH(GROUP_CONCAT(superhero_name)) FROM superhero WHERE id < 5",
+    # RANK gives peers one number; an id breaks every tie of ROW_NUMBER's order.
+    "SELECT superhero_name FROM (SELECT superhero_name, RANK() OVER (ORDER BY height_cm DESC) "
+    "AS rn FROM superhero) AS t WHERE rn = 1",
+    "SELECT superhero_name FROM (SELECT superhero_name, ROW_NUMBER() OVER (ORDER BY "
+    "height_cm DESC, id) AS rn FROM superhero) AS t WHERE rn <= 3",
 ])
 def test_determined_results_pass(runner, sql: str) -> None:
     tree, run = runner(sql)
@@ -152,3 +164,17 @@ def test_sql_command_reports_nondeterminism(dsn: str, superhero: str, capsys) ->
     assert main(["sql", "--dsn", dsn, "--db", superhero, "--dialect", "sqlite",
                  "SELECT superhero_name FROM superhero LIMIT 2"]) == 0
     assert "note: nondeterministic: LIMIT without ORDER BY" in capsys.readouterr().out
+
+
+def test_an_instance_does_not_hang_on_a_row_number_tie(executor) -> None:
+    """The tallest hero by ROW_NUMBER() against the tallest by RANK(): they differ only where
+    heroes tie for the greatest height (Surtur and Ymir on D), and there the numbering's
+    pick among them is no disagreement a judge can settle (yardstick california_schools 41:
+    the instance showed it, and the right candidate lost to the judge's RANK())."""
+    from siselect.instances.separate import separate
+
+    numbered = ("SELECT superhero_name FROM (SELECT superhero_name, ROW_NUMBER() OVER (ORDER "
+                "BY height_cm DESC) AS rn FROM superhero) AS t WHERE rn = 1")
+    result = separate(executor, numbered, numbered.replace("ROW_NUMBER()", "RANK()"))
+    assert result["status"] == "nondeterministic", result
+    assert "window" in result["reason"]

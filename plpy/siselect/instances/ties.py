@@ -7,6 +7,7 @@ from sqlglot import exp
 
 from siselect.runtime.answers import contained_in, has_null_row
 from siselect.runtime.executor import Rows
+from siselect.sqltext.nondeterminism import peer_windows
 
 
 def with_ties(tree: exp.Query) -> exp.Query:
@@ -39,10 +40,11 @@ def tie_sensitive(tree: exp.Query) -> bool:
 
 def inner_cut(tree: exp.Query) -> bool:
     """Whether a query below the top level cuts its ordered rows (``ORDER BY ... LIMIT`` in
-    a derived table, a CTE, a subquery): which rows make that cut on a D' can hang on ties
-    that :func:`with_ties` does not reach."""
+    a derived table, a CTE, a subquery), or a window numbers rows in an order that ties
+    leave open (``ROW_NUMBER() ... <= 5``, at any level): which rows make that cut on a D'
+    can hang on ties that :func:`with_ties` does not reach."""
     return any(q is not tree and q.args.get("limit") is not None and q.args.get("order")
-               for q in tree.find_all(exp.Select))
+               for q in tree.find_all(exp.Select)) or bool(peer_windows(tree))
 
 
 def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:

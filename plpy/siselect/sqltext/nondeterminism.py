@@ -1,13 +1,14 @@
 """Queries whose result is not a function of the data alone.
 
-A query that reads the clock, random() or a TABLESAMPLE differs from run to run; one that cuts an
-ordered result with LIMIT where rows tie on every sort key (or has no ORDER BY at all),
-or that picks a bare column from a group where rows differ, depends on how the engine
-breaks ties; one that concatenates a group's values with GROUP_CONCAT (no ORDER BY of its
-own) depends on the order the engine feeds them in. SQLite and PostgreSQL legitimately
-break them differently, and two candidates that differ only there are not separable.
-:func:`static_reason` reads the query; :func:`check` asks the data, by running the query
-twice with opposite tie-breakers.
+A query that reads the clock, random() or a TABLESAMPLE differs from run to run; one that
+cuts an ordered result with LIMIT where rows tie on every sort key (or has no ORDER BY at
+all), that numbers rows with ROW_NUMBER() (or takes a neighbour's value: LAG, FIRST_VALUE,
+...) where rows tie on the window's ORDER BY, or that picks a bare column from a group
+where rows differ, depends on how the engine breaks ties; one that concatenates a group's
+values with GROUP_CONCAT (no ORDER BY of its own) depends on the order the engine feeds
+them in. SQLite and PostgreSQL legitimately break them differently, and two candidates
+that differ only there are not separable. :func:`static_reason` reads the query;
+:func:`check` asks the data, by running the query twice with opposite tie-breakers.
 """
 
 from collections import Counter
@@ -65,7 +66,8 @@ def check(run: Run, tree: exp.Query) -> str | None:
     run in ascending and descending order of their values: different results mean the
     concatenation order shows. None otherwise.
     """
-    has_cuts = _tie_break_cuts(tree, ASC) is not None
+    has_windows = bool(peer_windows(tree))
+    has_cuts = _tie_break_cuts(tree, ASC) is not None or has_windows
     has_picks = _tie_break_picks(tree, ASC) is not None
     if _concat_keys(tree):
         base = _tie_break_picks(_tie_break_cuts(tree, ASC) or tree, ASC) or tree
@@ -85,6 +87,7 @@ def check(run: Run, tree: exp.Query) -> str | None:
         variant = tree
         if cut is not None:
             variant = _tie_break_cuts(variant, cut) or variant
+            variant = _tie_break_windows(variant, cut) or variant
         if pick is not None:
             variant = _tie_break_picks(variant, pick) or variant
         try:
@@ -96,7 +99,9 @@ def check(run: Run, tree: exp.Query) -> str | None:
         return None
     if has_cuts and any(results[(a, p)] != results[(b, p)]
                         for (a, p) in results for (b, q) in results if p == q and a != b):
-        return "rows tie on the ORDER BY keys at the LIMIT cut"
+        return WINDOW_TIES if has_windows and not any(
+            _cuts(q) for q in tree.find_all(exp.Select, exp.SetOperation)) else \
+            "rows tie on the ORDER BY keys at the LIMIT cut"
     return "a bare column takes its value from one of several rows of a group"
 
 
@@ -104,7 +109,7 @@ def probed(tree: exp.Query) -> bool:
     """Whether :func:`check` runs anything for ``tree`` (a cut, a pick or a GROUP_CONCAT to
     probe): without, its verdict is None and costs no query."""
     return bool(_concat_keys(tree)) or _tie_break_cuts(tree, ASC) is not None \
-        or _tie_break_picks(tree, ASC) is not None
+        or _tie_break_picks(tree, ASC) is not None or bool(peer_windows(tree))
 
 
 #: Aggregates whose value does not depend on the order their rows come in.
@@ -243,6 +248,40 @@ def _tie_break_cuts(tree: exp.Query, order: str) -> exp.Query | None:
             keys = _scrambled(query, order) or keys
         current = query.args.get("order") or exp.Order(expressions=[])
         query.set("order", exp.Order(expressions=[*current.expressions, *keys]))
+        found = True
+    return copy if found else None
+
+
+#: Window functions whose value for a row depends on the order of the rows that tie with it
+#: on the window's ORDER BY (its peers); RANK and the default-frame aggregates do not.
+_PEER_ORDER = (exp.RowNumber, exp.FirstValue, exp.LastValue, exp.NthValue, exp.Lag,
+               exp.Lead, exp.Ntile)
+WINDOW_TIES = ("rows tie on a window's ORDER BY: which of them ROW_NUMBER() (LAG, "
+               "FIRST_VALUE, ...) puts first is up to the engine")
+
+
+def peer_windows(tree: exp.Expr) -> list[exp.Window]:
+    """The windows of ``tree`` whose function sees the order among peers."""
+    return [w for w in tree.find_all(exp.Window) if isinstance(w.this, _PEER_ORDER)]
+
+
+def _tie_break_windows(tree: exp.Query, order: str) -> exp.Query | None:
+    """A copy whose every window of :func:`peer_windows` sorts peers by the other output
+    columns of its SELECT (or a hash of them), or None if none can: rows equal on all of
+    them give the same output whichever comes first."""
+    copy = tree.copy()
+    found = False
+    for window in peer_windows(copy):
+        query = window.find_ancestor(exp.Select)
+        if query is None or any(p.is_star for p in query.expressions):
+            continue
+        values = [p.unalias().copy() for p in query.expressions if not p.find(exp.Window)]
+        if not values:
+            continue
+        keys = [_reversible(_hash(values, order), False)] if order in SCRAMBLED else \
+            [_reversible(v, order == DESC) for v in values]
+        current = window.args.get("order") or exp.Order(expressions=[])
+        window.set("order", exp.Order(expressions=[*current.expressions, *keys]))
         found = True
     return copy if found else None
 
