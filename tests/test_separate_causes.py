@@ -58,11 +58,16 @@ INSERT INTO attrs VALUES (1, 101, 70, '2012'), (2, 102, 50, '2012'), (3, 103, 60
 """
 
 
+def loaded(dsn: str, tmp_path_factory, schema: str, script: str):
+    """An executor on ``script``'s SQLite database loaded into ``schema``, for a fixture."""
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, schema, script),
+                         schema) as executor:
+        yield executor
+
+
 @pytest.fixture(scope="module")
 def causes(dsn: str, tmp_path_factory):
-    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, SCHEMA, DATA), SCHEMA) \
-            as executor:
-        yield executor
+    yield from loaded(dsn, tmp_path_factory, SCHEMA, DATA)
 
 
 def separate(executor, q1: str, q2: str) -> dict:
@@ -341,9 +346,7 @@ FLUORINE_REFERENCE = ("SELECT CAST(COUNT(DISTINCT m.molecule_id) - COUNT(DISTINC
 
 @pytest.fixture(scope="module")
 def molecules(dsn: str, tmp_path_factory):
-    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_inclusions",
-                                               MOLECULES), "separate_inclusions") as executor:
-        yield executor
+    yield from loaded(dsn, tmp_path_factory, "separate_inclusions", MOLECULES)
 
 
 def test_inclusions_that_d_keeps_are_found_in_the_joins(molecules):
@@ -452,9 +455,7 @@ INSERT INTO bond VALUES (1, 'M2', '-'), (2, 'M1', '-'), (3, 'M3', '-'), (4, 'M1'
 
 @pytest.fixture(scope="module")
 def duplicates(dsn: str, tmp_path_factory):
-    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_duplicates",
-                                               DUPLICATES), "separate_duplicates") as executor:
-        yield executor
+    yield from loaded(dsn, tmp_path_factory, "separate_duplicates", DUPLICATES)
 
 
 def column_of(result: dict, table: str, column: str) -> list:
@@ -551,9 +552,7 @@ THROUGH_PATIENT = ("SELECT COUNT(p.id) FROM patient AS p JOIN lab AS l ON p.id =
 
 @pytest.fixture(scope="module")
 def patients(dsn: str, tmp_path_factory):
-    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "separate_declared",
-                                               PATIENTS), "separate_declared") as executor:
-        yield executor
+    yield from loaded(dsn, tmp_path_factory, "separate_declared", PATIENTS)
 
 
 def test_an_instance_keeps_the_declared_keys_when_the_joins_references_close_the_gap(
