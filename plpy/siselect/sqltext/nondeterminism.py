@@ -66,7 +66,7 @@ def check(run: Run, tree: exp.Query) -> str | None:
     run in ascending and descending order of their values: different results mean the
     concatenation order shows. None otherwise.
     """
-    has_windows = bool(peer_windows(tree))
+    has_windows = _tie_break_windows(tree, ASC) is not None
     has_cuts = _tie_break_cuts(tree, ASC) is not None or has_windows
     has_picks = _tie_break_picks(tree, ASC) is not None
     if _concat_keys(tree):
@@ -109,7 +109,7 @@ def probed(tree: exp.Query) -> bool:
     """Whether :func:`check` runs anything for ``tree`` (a cut, a pick or a GROUP_CONCAT to
     probe): without, its verdict is None and costs no query."""
     return bool(_concat_keys(tree)) or _tie_break_cuts(tree, ASC) is not None \
-        or _tie_break_picks(tree, ASC) is not None or bool(peer_windows(tree))
+        or _tie_break_picks(tree, ASC) is not None or _tie_break_windows(tree, ASC) is not None
 
 
 #: Aggregates whose value does not depend on the order their rows come in.
