@@ -10,8 +10,9 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - an answer that hangs on ties at a cut below the top (the best event of a derived table)
   separates nothing;
 - a D' keeps the references D keeps through the queries' joins, declared or not (no
-  attribute row without its team), and the declared ones alone where the others make the
-  answers agree (no lab row without its patient);
+  attribute row without its team), the declared ones alone where the others make the
+  answers agree, and a declared key even at the cost of the instance's rank (no lab row
+  without its patient);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
   (no molecule without any of its atoms);
 - a query without a tie at its cut cannot break one: the first three elements (``br br
