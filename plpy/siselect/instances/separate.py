@@ -718,26 +718,16 @@ def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dic
     financial 156, where the judge's query joins the account a loan's owner holds."""
     from siselect.instances.references import referenced_closure
 
-    def every_reference() -> tuple[list[int], list[str]]:
-        closure, unreadable = referenced_closure(pair.executor, pair.catalog, found, kept)
-        while len(more := inclusions(closure)) > len(closure):  # a partner references rows
-            closure, unreadable = referenced_closure(pair.executor, pair.catalog, more, kept)
-        return closure, unreadable
-
-    def declared_keys() -> tuple[list[int], list[str]]:
-        return referenced_closure(pair.executor, pair.catalog, found)
-
+    rows, unreadable = referenced_closure(pair.executor, pair.catalog, found, kept)
+    while len(more := inclusions(rows)) > len(rows):  # a partner references rows too
+        rows, unreadable = referenced_closure(pair.executor, pair.catalog, more, kept)
     rank = _rank(pair, meaning, found)
-    closures: list[tuple[str, list[int], list[str], int]] = []
-    for name, close in (("all", every_reference), ("declared", declared_keys)):
-        if name == "declared" and not kept:
-            break  # no reference found in the joins: the declared keys are all of them
-        rows, unreadable = close()
-        if name == "declared" and len(rows) == len(found):
-            break
-        closures.append((name, rows, unreadable, _rank(pair, meaning, rows)))
-        if closures[-1][3] <= rank:
-            break
+    closures = [("all", rows, unreadable, _rank(pair, meaning, rows))]
+    # Without a reference found in the joins, the declared keys are all the references.
+    if closures[0][3] > rank and kept:
+        rows, unreadable = referenced_closure(pair.executor, pair.catalog, found)
+        if len(rows) > len(found):
+            closures.append(("declared", rows, unreadable, _rank(pair, meaning, rows)))
     chosen = next((c for c in closures if c[3] <= rank), None) or next(
         (c for c in closures if c[3] <= DEGENERATE and len(c[1]) <= max_rows), None)
     if chosen is None:
