@@ -15,6 +15,9 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
   without its patient);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
   (no molecule without any of its atoms);
+- answers that differ on D only as ties allow still separate where the queries differ (the
+  year of the longest lap against the year of the slowest top speed) on an instance without
+  those ties;
 - a query without a tie at its cut cannot break one: the first three elements (``br br
   cl``) against the first three distinct ones (``br cl dq``) separate on a D' with enough
   duplicates of the first, though every row of the one is among the other's.
@@ -56,6 +59,9 @@ INSERT INTO team VALUES (1, 101, 'Ajax'), (2, 102, 'Benfica'), (3, 103, 'Celtic'
 CREATE TABLE attrs (id INTEGER PRIMARY KEY, team_api_id INTEGER, passing INTEGER, year TEXT);
 INSERT INTO attrs VALUES (1, 101, 70, '2012'), (2, 102, 50, '2012'), (3, 103, 60, '2012'),
   (4, 101, 90, '2011'), (5, 102, 95, '2011'), (6, 103, 85, '2011');
+CREATE TABLE race (id INTEGER PRIMARY KEY, year INTEGER, lap_ms INTEGER, top_speed INTEGER);
+INSERT INTO race VALUES (1, 2001, 900, 200), (2, 2002, 900, 150), (3, 2003, 800, 150),
+  (4, 2004, 100, 300);
 """
 
 
@@ -202,6 +208,29 @@ ALL_STATIONS = ("SELECT SUM(CASE WHEN country = 'CZE' THEN 1 ELSE 0 END) - "
 DISCOUNT_REFERENCE = ("SELECT SUM(CASE WHEN country = 'CZE' THEN 1 ELSE 0 END) - "
                       "SUM(CASE WHEN country = 'SVK' THEN 1 ELSE 0 END) FROM station "
                       "WHERE segment = 'Discount'")
+
+
+# The longest lap's year against the slowest top speed's: on D each ties (2001 and 2002 at
+# 900 ms, 2002 and 2003 at 150), and the answers, 2001 and 2002, differ only as those ties
+# allow (yardstick formula_1 975 read two tables so). Rows without the ties tell them apart.
+LONGEST_LAP = "SELECT year FROM race ORDER BY lap_ms DESC LIMIT 1"
+SLOWEST = "SELECT year FROM race ORDER BY top_speed LIMIT 1"
+
+
+def test_answers_that_differ_only_by_ties_on_d_separate_where_the_queries_differ(causes):
+    on_d = [causes.run(q).rows for q in (LONGEST_LAP, SLOWEST)]
+    assert on_d == [[(2001,)], [(2002,)]], "the first of tied rows comes first on D"
+    result = separate(causes, LONGEST_LAP, SLOWEST)
+    assert result["status"] == "separated", result.get("reason")
+    assert any("differ only as ties allow" in note for note in result["notes"])
+    answers = [result["answers"][q]["rows"] for q in ("q1", "q2")]
+    assert answers[0] != answers[1]
+    # Neither answer hangs on a tie there: each query ordered down to the year agrees.
+    for sql, answer in zip((LONGEST_LAP, SLOWEST), answers, strict=True):
+        assert [list(r) for r in reference_on(causes, result, sql.replace(
+            "LIMIT", ", year LIMIT"))] == answer
+        assert [list(r) for r in reference_on(causes, result, sql.replace(
+            "LIMIT", ", year DESC LIMIT"))] == answer
 
 
 def test_an_aggregate_over_none_of_its_rows_is_degenerate(causes):
