@@ -233,6 +233,19 @@ def test_answers_that_differ_only_by_ties_on_d_separate_where_the_queries_differ
             "LIMIT", ", year DESC LIMIT"))] == answer
 
 
+def test_a_limit_without_order_by_separates_where_its_rows_leave_no_choice(causes):
+    """Any year with a 900 ms lap (2001 or 2002 on D) against the first year of the slowest
+    top speed (2002): on rows with one such lap the LIMIT has no choice left."""
+    any_longest = "SELECT year FROM race WHERE lap_ms = 900 LIMIT 1"
+    first_slowest = "SELECT year FROM race WHERE top_speed = 150 ORDER BY year LIMIT 1"
+    assert causes.run(any_longest).rows == [(2001,)], "the first row comes first on D"
+    result = separate(causes, any_longest, first_slowest)
+    assert result["status"] == "separated", result.get("reason")
+    held = result["instance"]["race"]["rows"]
+    assert sum(row[2] == 900 for row in held) == 1
+    assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
+
+
 def test_an_aggregate_over_none_of_its_rows_is_degenerate(causes):
     result = separate(causes, ALL_STATIONS, DISCOUNT_COUNTS)
     assert result["status"] == "separated" and result["meaning"] == "meaningful"

@@ -18,7 +18,8 @@ FIELDS = {"tasks", "scored", "upper_bound", "consistency", "tournament", "tourna
           "failed_on_instance_share", "lost_by_correct", "lost_by_correct_share",
           "lost_by_correct_duels", "transpile_disagreements", "transpile_disagreement_list",
           "gold_failed_pg", "seconds_per_task", "judge_calls_per_task",
-          "round_robin_calls_per_task", "noise_curves", "by_mistake"}
+          "round_robin_calls_per_task", "noise_curves", "by_mistake",
+          "lost_by_correct_by_construction"}
 
 
 def duel(a: int, b: int, verdict: str, **extra) -> dict:
@@ -183,3 +184,22 @@ def test_a_pair_replayed_by_split_parts_is_separated_when_any_duel_was():
     assert got["pairs"] == 2 and got["repeat_duels"] == 1
     assert got["separation_rate"] == 0.5
     assert got["degenerate_share"] == 0.5
+
+
+def test_a_lost_duel_says_how_its_loser_was_made():
+    """Task 1's candidate 0 is right on D and loses: a defect when it is correct by
+    construction, what should happen when it is a mistake right on D by coincidence."""
+    def lost_with(made: dict) -> dict:
+        filler = {"how": ["gold"], "correct": True}
+        return figures(RECORDS, None, {"1": [made, filler, filler, filler]})
+
+    coincidence = lost_with({"how": ["mistake:missing_filter"], "correct": False})
+    assert coincidence["lost_by_correct"] == 1
+    assert coincidence["lost_by_correct_by_construction"] == 0
+    assert coincidence["lost_by_correct_duels"][0]["loser_made"]["how"] == \
+        ["mistake:missing_filter"]
+    assert lost_with({"how": ["rewrite:aliases"], "correct": True})[
+        "lost_by_correct_by_construction"] == 1
+    unknown = figures(RECORDS)
+    assert unknown["lost_by_correct_by_construction"] is None
+    assert unknown["lost_by_correct_duels"][0]["loser_made"] is None

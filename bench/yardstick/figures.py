@@ -85,6 +85,12 @@ def by_mistake(scored: list[dict], provenance: dict[str, list[dict]]) -> dict[st
 NOT_FAILED = ("separated", "nondeterministic", "same_answer")
 
 
+def _made(provenance: dict[str, list[dict]] | None, record: dict, index: int) -> dict | None:
+    """How the generated candidate ``index`` of ``record``'s task was made, if known."""
+    made = (provenance or {}).get(str(record["question_id"]))
+    return made[index] if made and len(made) == record["candidates"] else None
+
+
 def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
             provenance: dict[str, list[dict]] | None = None) -> dict[str, Any]:
     scored = [r for r in records if r["status"] == "ok"]
@@ -97,7 +103,8 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
     curves = metrics.noise_curves(scored)
     lost = [{"db_id": r["db_id"], "question_id": r["question_id"], "a": d["a"], "b": d["b"],
              "verdict": d["verdict"], "rows": d.get("rows"), "instance": d.get("instance"),
-             "answers": d.get("answers"), "judge_rows": d.get("judge_rows")}
+             "answers": d.get("answers"), "judge_rows": d.get("judge_rows"),
+             "loser_made": _made(provenance, r, d["a"] if d["verdict"] == "b" else d["b"])}
             for r, d in every_duel if metrics.duel_lost_by_correct(d, r["correct"])]
     judged = sum(d["separation"] == "separated" for _, d in every_duel)
     round_robin = sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)
@@ -131,6 +138,11 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
         "lost_by_correct": len(lost),
         "lost_by_correct_share": _share(len(lost), len(every_duel)),
         "lost_by_correct_duels": lost,
+        # A generated candidate right on D by coincidence (a filter that changes nothing on
+        # D) should lose; one correct by construction losing is the defect to look at.
+        "lost_by_correct_by_construction": sum(bool(d["loser_made"] and
+                                                    d["loser_made"]["correct"]) for d in lost)
+        if provenance is not None else None,
         "transpile_disagreements": len(disagreements) if disagreements is not None else None,
         "transpile_disagreement_list": disagreements,
         "transpile_failures": sum(not r["coverage"]["transpiled"] for r in scored),
