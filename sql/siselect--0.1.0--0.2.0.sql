@@ -75,8 +75,9 @@ COMMENT ON FUNCTION siselect.materialize(jsonb, text, text) IS
   'Writes an instance into a new schema (siselect_instance_<hex> unless one is named, which must not exist) and returns its name; the caller drops it';
 
 -- The tournament's rules (issue 15): groups (the grouping: exact or paper; GROUPING is a
--- keyword), scoring, schedule and instances a pair, each NULL for the strategy's default.
--- A new argument list: the old one goes, so that no overload is left.
+-- keyword), scoring, schedule and instances a pair, each NULL for the strategy's default;
+-- counts, how often each candidate was produced (a deduplicated list's votes; NULL: one
+-- each). A new argument list: the old one goes, so that no overload is left.
 DROP FUNCTION siselect.tournament(text[], text, text, text, text, text, text, integer, bigint,
                                   text, boolean, text);
 CREATE FUNCTION siselect.tournament(
@@ -94,6 +95,7 @@ CREATE FUNCTION siselect.tournament(
     scoring text DEFAULT NULL,
     schedule text DEFAULT NULL,
     instances integer DEFAULT NULL,
+    counts integer[] DEFAULT NULL,
     search_path text DEFAULT pg_catalog.current_setting('search_path'))
 RETURNS jsonb
 LANGUAGE plpython3u VOLATILE
@@ -106,17 +108,19 @@ return call(plpy, "0.2.0", "tournament", candidates=candidates, question=questio
             evidence=evidence, judge=judge, reference=reference, dialect=dialect,
             strategy=strategy, max_rows=max_rows, seed=seed, backend=backend,
             with_references=with_references, grouping=groups, scoring=scoring,
-            schedule=schedule, instances=instances, search_path=search_path)
+            schedule=schedule, instances=instances, counts=counts, search_path=search_path)
 $$;
 COMMENT ON FUNCTION siselect.tournament(text[], text, text, text, text, text, text, integer,
-                                        bigint, text, boolean, text, text, text, integer, text) IS
-  'Selects one candidate by a tournament of separating-instance duels (groups exact|paper, scoring evidence|points, schedule adaptive|round-robin, instances a pair; NULL: the strategy''s default); jsonb with winner, groups, members, scores and every duel';
+                                        bigint, text, boolean, text, text, text, integer,
+                                        integer[], text) IS
+  'Selects one candidate by a tournament of separating-instance duels (groups exact|paper, scoring evidence|points, schedule adaptive|round-robin, instances a pair; NULL: the strategy''s default; counts: how often each candidate was produced); jsonb with winner, groups, members, scores and every duel';
 REVOKE ALL ON FUNCTION siselect.tournament(text[], text, text, text, text, text, text, integer,
-                                           bigint, text, boolean, text, text, text, integer, text)
+                                           bigint, text, boolean, text, text, text, integer,
+                                           integer[], text)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION siselect.tournament(text[], text, text, text, text, text, text,
                                               integer, bigint, text, boolean, text, text, text,
-                                              integer, text) TO siselect_user;
+                                              integer, integer[], text) TO siselect_user;
 
 CREATE OR REPLACE FUNCTION siselect.tournament_report(result jsonb) RETURNS text
 LANGUAGE plpython3u IMMUTABLE

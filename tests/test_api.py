@@ -61,6 +61,27 @@ def test_tournament_with_a_judge_object(dsn, superhero, conn):
     schema_valid("tournament", as_dict(result))
 
 
+def test_counts_restore_the_votes_of_deduplicated_candidates(dsn, superhero, conn):
+    """A caller who deduplicated its candidates gives how often each was produced: the
+    consistency prior sums them (four votes for > 190 beat two for > 200), and the result
+    says so; counts that do not fit the candidates are refused (22023)."""
+    conn.execute(f"SET search_path TO {superhero}")
+    candidates = [TALL, TALL.replace("200", "190"), TALL.replace(">", "> 0 +")]
+    plain = api.tournament(conn, candidates, "Taller than 200?", judge="none")
+    assert plain.winner is not None and plain.winner.index == 0
+    counted = api.tournament(conn, candidates, "Taller than 200?", judge="none",
+                             counts=[1, 4, 1])
+    assert counted.winner is not None and counted.winner.index == 1
+    assert counted.decided_by == "consistency (every duel was a draw)"
+    assert counted.counts == [1, 4, 1]
+    assert [(g.members, g.size) for g in counted.groups] == [([0, 2], 2), ([1], 4)]
+    schema_valid("tournament", as_dict(counted))
+    for wrong in ([1, 4], [1, 0, 1], [1, None, 1], [1, True, 1]):
+        with pytest.raises(InvalidInput) as refused:
+            api.tournament(conn, candidates, "Taller than 200?", judge="none", counts=wrong)
+        assert refused.value.sqlstate == "22023"
+
+
 def test_unknown_option_is_refused(conn):
     with pytest.raises(InvalidInput, match="unknown option max_row") as caught:
         api.separate(conn, TALL, TALL, max_row=3)

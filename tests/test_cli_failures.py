@@ -86,6 +86,24 @@ def test_every_candidate_failing_lists_every_reason(dsn, superhero, tmp_path, ca
         assert words in report.read_text()
 
 
+def test_counts_weigh_the_groups_and_are_checked(dsn, superhero, capsys):
+    """--counts gives deduplicated candidates their votes back (the second, produced three
+    times, outweighs the first); counts that are no numbers are a usage error (2), and
+    counts of another length are refused (22023) before any connection."""
+    args = ["tournament", "--dsn", dsn, "--db", superhero, "--judge", "none", "--json",
+            "--question", "Heroes over 2.1 m?", TALL, TALLER]
+    assert main([*args, "--counts", "1,3"]) == exit_codes.OK
+    result = _last_json(capsys.readouterr().out)
+    assert result["winner"]["index"] == 1 and result["counts"] == [1, 3]
+    with pytest.raises(SystemExit) as usage:
+        main([*args, "--counts", "1,x"])
+    assert usage.value.code == 2
+    assert "whole numbers separated by commas" in capsys.readouterr().err
+    assert main([*args[:2], "postgresql://nobody@127.0.0.1:1/none", *args[3:],
+                 "--counts", "1"]) == exit_codes.ERROR
+    assert "22023" in capsys.readouterr().err
+
+
 def test_report_path_is_checked_before_any_connection(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "folder" / "r.html"
     # The DSN leads nowhere: had the work started, the error would be the connection's.

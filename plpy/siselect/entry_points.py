@@ -71,6 +71,7 @@ def tournament_entry(
     judge: str,
     reference: str | None,
     search_path: str,
+    counts: list[int] | None = None,
     **options: Any,
 ) -> dict:
     from siselect.runtime.catalog import load_catalog
@@ -82,7 +83,8 @@ def tournament_entry(
 
     if candidates is None:
         raise InvalidInput("candidates must not be NULL")
-    check_inputs(list(candidates), question)
+    counts = list(counts) if counts is not None else None
+    check_inputs(list(candidates), question, counts)
     config = None
     if judge == "llm":  # an unconfigured endpoint is refused before any work
         from siselect.selection.llm import require_endpoint
@@ -105,7 +107,7 @@ def tournament_entry(
     with _call_deadline(plpy):
         return run_tournament(
             executor, list(candidates), question, evidence, chosen, opts, reference, catalog,
-            rules=rules,
+            rules=rules, counts=counts,
         )
 
 

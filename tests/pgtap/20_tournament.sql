@@ -1,6 +1,6 @@
 -- siselect.tournament and siselect.tournament_report, and the LLM settings' privileges.
 BEGIN;
-SELECT plan(11);
+SELECT plan(14);
 
 CREATE SCHEMA tap_shop;
 CREATE TABLE tap_shop.item (id bigint PRIMARY KEY, name text, price double precision);
@@ -29,6 +29,21 @@ SELECT is(siselect.tournament(
         'SELECT count(*) FROM item WHERE price > 100.0'],
   question => 'How many items cost more than 100?', judge => 'none') -> 'winner' ->> 'index',
   '1', 'without a judge the largest group wins');
+
+-- Deduplicated candidates keep their votes: the first was produced five times.
+SELECT is(siselect.tournament(
+  ARRAY['SELECT count(*) FROM item WHERE price >= 100',
+        'SELECT count(*) FROM item WHERE price > 100',
+        'SELECT count(*) FROM item WHERE price > 100.0'],
+  question => 'How many items cost more than 100?', judge => 'none',
+  counts => ARRAY[5, 1, 1]) -> 'winner' ->> 'index',
+  '0', 'counts weigh the groups: five votes beat two');
+SELECT throws_ok($$SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'q?',
+                                              judge => 'none', counts => ARRAY[1])$$,
+                 '22023', NULL, 'counts of another length are refused');
+SELECT throws_ok($$SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'q?',
+                                              judge => 'none', counts => ARRAY[1, NULL])$$,
+                 '22023', NULL, 'a NULL count is refused');
 
 SELECT is((SELECT siselect.tournament(
   ARRAY['SELECT count(*) FROM item WHERE price >= 100',

@@ -61,15 +61,18 @@ def tournament(
     reference: str | None = None,
     evidence: str | None = None,
     llm_config: Any = None,
+    counts: list[int] | None = None,
     **opts: Any,
 ) -> TournamentResult:
     """The candidate a round-robin tournament chooses for ``question``.
 
     ``judge``: "reference" (needs ``reference``, a trusted query), "none", "llm" (needs
     ``llm_config``, a :class:`siselect.selection.llm.LLMConfig`), or any object with the
-    :class:`~siselect.selection.judges.Judge` protocol. ``opts`` as for :func:`separate`.
+    :class:`~siselect.selection.judges.Judge` protocol. ``counts``: how often each candidate
+    was produced, when they were deduplicated (the consistency prior sums them).
+    ``opts`` as for :func:`separate`.
     """
-    check_inputs(list(candidates), question)
+    check_inputs(list(candidates), question, counts)
     chosen = options(**opts)
     executor = PsycopgExecutor(conn)
     catalog = load_catalog(executor)
@@ -79,7 +82,7 @@ def tournament(
         judge = make_judge(judge, tree, llm_config)
     try:
         result = run_tournament(executor, list(candidates), question, evidence, judge, chosen,
-                                reference, catalog)
+                                reference, catalog, counts=counts)
     finally:
         close = getattr(judge, "close", None) if made else None
         if close is not None:

@@ -280,7 +280,8 @@ class GroupRecord:
 
     members: list[int] = doc("input indexes, in input order")
     representative: int = doc("the member that duels for the group")
-    size: int = doc("number of members (the consistency score)")
+    size: int = doc("number of members, or their counts summed when counts were given "
+                    "(the consistency prior)")
     score: float = doc("its best member's score: tournament points (1 a win, 0.5 a draw) "
                        "or evidence (log-odds, docs/selection.md), as rules.scoring says")
     rows_on_d: int = doc("rows of the group's answer on D")
@@ -350,6 +351,8 @@ class TournamentResult:
     judge: str = doc("the judge's name")
     seed: int = doc("seed of the separations")
     candidates: int = doc("number of candidates given")
+    counts: Maybe[list[int]] = doc("how often each candidate was produced, as given",
+                                   absent=True)
     rules: Maybe[RulesRecord] = doc("the grouping, scoring and schedule used", absent=True)
     dropped: list[Dropped] = doc("candidates that failed on D")
     winner: Winner | None = doc("the chosen candidate; null when every candidate failed")

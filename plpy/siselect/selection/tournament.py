@@ -59,6 +59,8 @@ from siselect.selection.server_slots import AdvisorySlots
 from siselect.sqltext.transpile import to_tree
 
 MAX_CANDIDATES = 64
+# How often one candidate may have been produced: any real sampling count fits.
+MAX_COUNT = 1_000_000
 #: A verdict goes against the consistency prior when the losing group is at least this
 #: many times as large as the winning one, and at least two candidates larger.
 PRIOR_RATIO = 2
@@ -687,11 +689,12 @@ def _accuracy(judge: Judge, rules: Rules) -> float:
     return scoring.REFERENCE_ACCURACY if judge.name == "reference" else scoring.DEFAULT_ACCURACY
 
 
-def _decided_by(t: Tournament, best: Unit, how: str, groups: list[Group]) -> str:
-    if len(groups) == 1:
+def _decided_by(t: Tournament, best: Unit, how: str, votes: list[int]) -> str:
+    """``votes``: each group's consistency prior (:func:`_votes`)."""
+    if len(votes) == 1:
         return "single group"
-    largest = max(len(g.members) for g in groups)
-    unique_largest = [len(g.members) for g in groups].count(largest) == 1
+    largest = max(votes)
+    unique_largest = votes.count(largest) == 1
     if all(d["verdict"] == "draw" and not d.get("matched") for d in t.duels):
         return "consistency (every duel was a draw)" if unique_largest and \
             best.size == largest else "input order"
@@ -702,7 +705,8 @@ def _decided_by(t: Tournament, best: Unit, how: str, groups: list[Group]) -> str
     return how
 
 
-def _group_records(t: Tournament, groups: list[Group]) -> list[dict[str, Any]]:
+def _group_records(t: Tournament, groups: list[Group], votes: list[int]
+                   ) -> list[dict[str, Any]]:
     scoring_name = t.rules.scoring or "points"
     records = []
     for i, g in enumerate(groups):
@@ -711,7 +715,7 @@ def _group_records(t: Tournament, groups: list[Group]) -> list[dict[str, Any]]:
         records.append({
             "members": g.members,
             "representative": g.representative,
-            "size": len(g.members),
+            "size": votes[i],
             "score": round(best.score(scoring_name), 6),
             "rows_on_d": len(g.answer.rows),
             "best": best.first,
@@ -729,9 +733,10 @@ def _member_records(t: Tournament) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["index"])
 
 
-def check_inputs(candidates: Any, question: str | None) -> None:
-    """Refuse candidates and a question no tournament can take (22023, 54000): before a
-    judge is made, so a wrong call is told what is wrong with it, not with the judge."""
+def check_inputs(candidates: Any, question: str | None, counts: Any = None) -> None:
+    """Refuse candidates, a question and counts no tournament can take (22023, 54000):
+    before a judge is made, so a wrong call is told what is wrong with it, not with the
+    judge."""
     if not isinstance(candidates, list) or not candidates:
         raise InvalidInput("candidates must be a non-empty array of SQL texts")
     if len(candidates) > MAX_CANDIDATES:
@@ -740,6 +745,22 @@ def check_inputs(candidates: Any, question: str | None) -> None:
         )
     if not question or not str(question).strip():
         raise InvalidInput("the question must not be empty")
+    if counts is None:
+        return
+    if not isinstance(counts, list) or len(counts) != len(candidates):
+        raise InvalidInput(f"counts must give one count a candidate: {len(candidates)} "
+                           f"candidates, {len(counts) if isinstance(counts, list) else 0} "
+                           "counts")
+    if not all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= MAX_COUNT
+               for c in counts):
+        raise InvalidInput(f"each count must be a whole number from 1 to {MAX_COUNT} (how "
+                           "often the candidate was produced), not NULL")
+
+
+def _votes(groups: list[Group], counts: list[int] | None) -> list[int]:
+    """Each group's consistency prior: its members, or, when the caller gave how often each
+    candidate was produced (a deduplicated list), their counts summed."""
+    return [sum(counts[i] for i in g.members) if counts else len(g.members) for g in groups]
 
 
 def run_tournament(
@@ -753,8 +774,12 @@ def run_tournament(
     catalog: Catalog | None = None,
     separations: MutableMapping[MemoKey, Separated] | None = None,
     rules: Rules | None = None,
+    counts: list[int] | None = None,
 ) -> dict[str, Any]:
     """The whole selection for one question; a JSON-ready dict.
+
+    ``counts``: how often the NL2SQL system produced each candidate, for a caller who
+    deduplicated them; a group's consistency prior is then its members' counts summed.
 
     ``rules``: grouping, scoring, schedule, instances a pair, members run on D'
     (:class:`~siselect.selection.rules.Rules`); unset ones follow ``options.strategy``.
@@ -766,7 +791,7 @@ def run_tournament(
     first call played (``len(separations)`` does not grow); a duel only the second plays
     (another schedule, a pair separated again) is separated then and kept.
     """
-    check_inputs(candidates, question)
+    check_inputs(candidates, question, counts)
     started = time.perf_counter()
     rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)
@@ -779,13 +804,14 @@ def run_tournament(
     )
     t_exec = time.perf_counter() - started
     groups = group(t.entries, rules.grouping or "exact")
-    t.units = [Unit(t.new_uid(), list(g.members), i, len(g.members))
-               for i, g in enumerate(groups)]
+    votes = _votes(groups, counts)
+    t.units = [Unit(t.new_uid(), list(g.members), i, votes[i]) for i, g in enumerate(groups)]
     result: dict[str, Any] = {
         "question": question,
         "judge": judge.name,
         "seed": options.seed,
         "candidates": len(candidates),
+        **({"counts": list(counts)} if counts else {}),
         "rules": {"grouping": rules.grouping, "scoring": rules.scoring,
                   "schedule": rules.schedule, "instances": rules.instances,
                   "members": rules.members, "scope": rules.scope,
@@ -804,11 +830,11 @@ def run_tournament(
         return _timed(result, started, t_exec)
     rounds = play(t)
     best, how = scoring.winner(t.units, rules.scoring or "points")
-    group_records = _group_records(t, groups)
+    group_records = _group_records(t, groups, votes)
     n = len(groups)
     result.update(
         winner={"index": best.first, "sql": t.entries[best.first].sql},
-        decided_by=_decided_by(t, best, how, groups),
+        decided_by=_decided_by(t, best, how, votes),
         groups=group_records,
         scores={str(g["representative"]): g["score"] for g in group_records},
         members=_member_records(t),

@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--evidence")
     p.add_argument("--judge", choices=["llm", "reference", "none"], default="llm")
     p.add_argument("--reference", metavar="SQL", help="a trusted query (the reference judge's)")
+    p.add_argument("--counts", metavar="N,N,...", type=_counts,
+                   help="how often each candidate was produced, in their order, when they "
+                        "were deduplicated: the consistency prior sums them (default: 1 each)")
     p.add_argument("--dialect", choices=DIALECTS, default="postgres")
     p.add_argument("--strategy", choices=["minimal", "paper"], default="minimal")
     p.add_argument("--max-rows", type=int, default=30)
@@ -63,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     candidates = candidates_from(args, args.candidates)
     if not candidates:
         raise InvalidInput("no candidates: give them as arguments or with --candidates-file")
-    check_inputs(candidates, args.question)
+    check_inputs(candidates, args.question, args.counts)
     options = separation_options(args)
     rules = rules_from_args(args)
     with connect_db(args) as conn:
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             args.reference,
             catalog,
             rules=rules,
+            counts=args.counts,
         )
     failure = judge_failure(result)
     if failure:
@@ -98,6 +102,14 @@ def run(args: argparse.Namespace) -> int:
     if failure:
         return JUDGE_FAILED
     return NO_RESULT if result.get("winner") is None else OK
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"counts are whole numbers separated by commas, not {text!r}") from None
 
 
 def write_report(result: dict, target, inputs: Inputs) -> None:
