@@ -747,10 +747,11 @@ def check_inputs(candidates: Any, question: str | None, counts: Any = None) -> N
         raise InvalidInput("the question must not be empty")
     if counts is None:
         return
-    if not isinstance(counts, list) or len(counts) != len(candidates):
+    if not isinstance(counts, list):
+        raise InvalidInput("counts must be an array of whole numbers, one a candidate")
+    if len(counts) != len(candidates):
         raise InvalidInput(f"counts must give one count a candidate: {len(candidates)} "
-                           f"candidates, {len(counts) if isinstance(counts, list) else 0} "
-                           "counts")
+                           f"candidates, {len(counts)} counts")
     if not all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= MAX_COUNT
                for c in counts):
         raise InvalidInput(f"each count must be a whole number from 1 to {MAX_COUNT} (how "
