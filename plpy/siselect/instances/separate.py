@@ -4,10 +4,12 @@ The pipeline, like the paper's Figure 1 left half:
 parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> minimise.
 """
 
+import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from sqlglot import exp
@@ -40,7 +42,7 @@ from siselect.instances.search import (
     paper_sizes,
 )
 from siselect.instances.shadow import require_row_ids
-from siselect.instances.targeted import value_proposals
+from siselect.instances.targeted import counted_variants, value_proposals
 from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
@@ -681,17 +683,64 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
     """Targeted, when nothing fits max_rows: the witnesses of the groups the pool's witnesses
     share a value of (:mod:`.targeted`); each that separates with both queries running is
     minimised within its rank, and the first that fits is kept."""
-    for rows in value_proposals(executor_for(pair.executor, lineages), pair.catalog,
-                                pair.trees, lineages, pool, 4 * options.max_rows,
-                                frozenset(options.exclude), pair.witnesses):
-        if not _time_left(pair, options):
-            break
-        rank = best.consider(rows)
-        if rank <= DEGENERATE:
-            smaller = best._ddmin(rows, rank, options.max_rows)
-            if smaller is not None and len(smaller) <= options.max_rows:
-                return smaller
+    counted = _counted_witnesses(pair, options)
+    values = value_proposals(executor_for(pair.executor, lineages), pair.catalog, pair.trees,
+                             lineages, pool, 4 * options.max_rows, frozenset(options.exclude),
+                             pair.witnesses)
+    drawn = [*pool.only1, *pool.only2, *pool.both]
+    # The counted rows first, alone and with the pool's; then each value's witnesses, alone,
+    # with the counted rows, and with both and the pool's.
+    for rows in chain([[]] if counted else [], values):
+        held = sorted(set(rows).union(*counted))
+        for proposal in (rows, *_in_company(rows, counted, options),
+                         *_in_company(held, drawn, options)):
+            if not proposal:
+                continue
+            if not _time_left(pair, options):
+                return None
+            rank = best.consider(proposal)
+            if rank <= DEGENERATE:
+                smaller = best._ddmin(proposal, rank, options.max_rows)
+                if smaller is not None and len(smaller) <= options.max_rows:
+                    return smaller
+                break
     return None
+
+
+#: Witnesses added to a value's witnesses, at most, by doubling.
+COMPANY = 16
+
+
+def _counted_witnesses(pair: Pair, options: Options) -> list[Sequence[int]]:
+    """Witnesses of the rows a conditional aggregate counts (``COUNT(CASE WHEN b.name =
+    'Teacher' THEN 1 END)``, ``SUM(IIF(...))``, ``FILTER (WHERE ...)``): on a large D the
+    pool's random witnesses rarely hold one when the condition is rare, and without one
+    both answers are 0. Each query with such a condition is read once more with the
+    condition added to the WHERE of the aggregate's SELECT."""
+    found: list[Sequence[int]] = []
+    for tree in pair.trees:
+        for variant in counted_variants(tree):
+            try:
+                served = serve(pair.executor, (variant, variant), pair.catalog,
+                               options.backend, options.seed, pair.witnesses)
+            except SiselectError:
+                continue  # a variant the backend cannot read: the search goes on without
+            found.extend(served.pool.both[:COMPANY])
+    return found
+
+
+def _in_company(rows: list[int], witnesses: Sequence[Sequence[int]], options: Options
+                ) -> Iterator[list[int]]:
+    """``rows`` with 1, 2, 4, ... of ``witnesses`` drawn at random: a value's witnesses hold
+    its repeated key (a user with two badges, where COUNT and COUNT DISTINCT part), other
+    witnesses what the answers count (a badge named Teacher, which that user may not
+    have)."""
+    witnesses = [w for w in witnesses if not set(options.exclude).intersection(w)]
+    rng = random.Random(options.seed)
+    n = 1
+    while n <= min(COMPANY, len(witnesses)):
+        yield sorted(set(rows).union(*rng.sample(witnesses, n)))
+        n *= 2
 
 
 def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:

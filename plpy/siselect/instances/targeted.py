@@ -160,3 +160,36 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
                      for r in w}
             if found:
                 yield sorted(found)
+
+
+#: Conditions of conditional aggregates turned into variants, at most, per query.
+COUNTED = 2
+
+
+def _counted_conditions(tree: exp.Query) -> list[tuple[exp.Select, exp.Expr]]:
+    """``(SELECT, condition)`` of each condition an aggregate of ``tree`` counts under
+    (``CASE WHEN c``, ``IIF(c, ...)``, ``FILTER (WHERE c)``), with the SELECT it is in."""
+    found: list[tuple[exp.Select, exp.Expr]] = []
+    for agg in tree.find_all(exp.AggFunc):
+        select = agg.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        conditions = [node.this for node in agg.find_all(exp.If)]
+        parent = agg.parent
+        if isinstance(parent, exp.Filter) and isinstance(parent.expression, exp.Where):
+            conditions.append(parent.expression.this)
+        found.extend((select, c) for c in conditions if c is not None)
+    return found
+
+
+def counted_variants(tree: exp.Query) -> list[exp.Query]:
+    """``tree`` with one counted condition (:func:`_counted_conditions`) added to the WHERE
+    of its aggregate's SELECT, per condition: its witnesses are rows the condition holds
+    for."""
+    variants = []
+    for i in range(min(COUNTED, len(_counted_conditions(tree)))):
+        variant = tree.copy()
+        select, condition = _counted_conditions(variant)[i]
+        select.where(condition.copy(), copy=False)
+        variants.append(variant)
+    return variants

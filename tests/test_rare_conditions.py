@@ -1,0 +1,62 @@
+"""A conditional aggregate counting a rare condition, on a D large enough that the search's
+witnesses are a random sample (yardstick codebase_community 614 at scale 10): the share of
+users with a Teacher badge, counted per badge row against per user. The two part only on
+rows holding a Teacher badge and a user with two badges. The search's random witnesses
+show users with many badges, not the one Teacher badge among 100,000, so the targeted
+search reads the rows the condition holds for (separate._counted_witnesses)."""
+
+import pytest
+
+from conftest import loaded_executor, schema_valid, sqlite_file_from
+from siselect.instances import separate as separation
+from siselect.instances.targeted import counted_variants
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
+
+BADGES = """
+CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE badges (id INTEGER PRIMARY KEY, userid INTEGER, name TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+INSERT INTO users SELECT i, 'user ' || i FROM n;
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+INSERT INTO badges SELECT i, (i % 200) + 1, CASE WHEN i = 77777 THEN 'Teacher'
+  ELSE 'Student' END FROM n;
+"""
+PER_ROW = ("SELECT CAST(COUNT(CASE WHEN b.name = 'Teacher' THEN 1 END) AS REAL) * 100 / "
+           "COUNT(u.id) FROM users AS u LEFT JOIN badges AS b ON u.id = b.userid")
+PER_USER = PER_ROW.replace("COUNT(u.id)", "COUNT(DISTINCT u.id)")
+
+
+@pytest.fixture(scope="module")
+def badges(dsn: str, tmp_path_factory):
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, "rare_conditions", BADGES),
+                         "rare_conditions") as executor:
+        yield executor
+
+
+def test_a_counted_condition_becomes_a_filter_of_its_select():
+    catalog_free = to_tree(PER_ROW + " WHERE u.id > 0", "postgres")
+    [variant] = counted_variants(catalog_free)
+    assert variant.args["where"].sql("postgres") == \
+        "WHERE u.id > 0 AND b.name = 'Teacher'"
+    assert counted_variants(to_tree("SELECT COUNT(*) FROM users", "postgres")) == []
+    iif = to_tree("SELECT SUM(IIF(name = 'x', 1, 0)) FROM badges", "sqlite")
+    assert [v.args["where"].sql("postgres") for v in counted_variants(iif)] == \
+        ["WHERE name = 'x'"]
+
+
+def test_a_rare_counted_row_is_found_on_a_sampled_d(badges):
+    result = schema_valid("separation", separation.separate(badges, PER_ROW, PER_USER))
+    assert result["status"] == "separated", result.get("reason")
+    assert [r[2] for r in result["instance"]["badges"]["rows"]].count("Teacher") >= 1
+    q1, q2 = (result["answers"][q]["rows"][0][0] for q in ("q1", "q2"))
+    assert q1 != q2 and q1 > 0 and q2 > 0
+    catalog = load_catalog(badges)
+    assert [len(counted_variants(to_tree(q, "postgres", catalog))) for q in
+            (PER_ROW, PER_USER)] == [1, 1]
+
+
+def test_without_the_counted_rows_the_search_finds_nothing(badges, monkeypatch):
+    """What the test above needs the counted rows for: without them, no instance."""
+    monkeypatch.setattr(separation, "_counted_witnesses", lambda pair, options: [])
+    assert separation.separate(badges, PER_ROW, PER_USER)["status"] == "failed"
