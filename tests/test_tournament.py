@@ -44,6 +44,25 @@ def test_reference_judge_picks_the_right_candidate(executor):
             assert duel["instance"] and duel["judge"]["rows"] is not None
 
 
+def test_a_search_that_used_its_budget_still_has_its_instance_judged(executor, monkeypatch):
+    """The budget bounds a pair's search; the members and the judge run on the D' it found
+    even when the search used the budget up (yardstick european_football_2 1032 under a
+    busy machine: the reference judge's run on D' raised 57014 and ended the tournament)."""
+    import time
+
+    searched = tournament.separate_pair
+
+    def spent(pair, *args, **kwargs):
+        found = searched(pair, *args, **kwargs)
+        pair.deadline = time.monotonic() - 1.0
+        return found
+
+    monkeypatch.setattr(tournament, "separate_pair", spent)
+    result = run_tournament(executor, CANDIDATES, QUESTION, None, reference(executor), Options())
+    assert result["winner"]["index"] == 1
+    assert all(d["verdict"] != "draw" for d in result["duels"])
+
+
 def test_no_judge_draws_and_falls_back_on_consistency(executor):
     result = run_tournament(executor, CANDIDATES, QUESTION, None, NoJudge(), Options())
     assert all(d["verdict"] == "draw" for d in result["duels"])

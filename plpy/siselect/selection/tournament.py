@@ -206,6 +206,9 @@ def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
         kept = _separated(t, pair, a, b, exclude)
+        # The budget bounds the search: the members and the judge still run on its D' (a
+        # few rows, under the statement timeout) when the search used it up.
+        pair.deadline = None
         if t.separations is not None:
             t.separations[key] = kept
     return pair, kept
