@@ -44,6 +44,9 @@ from siselect.sqltext.transpile import to_tree  # noqa: E402
 
 VARIANTS: dict[str, Rules | None] = {
     "evidence/adaptive": Rules(scoring="evidence", schedule="adaptive"),
+    # the judge's accuracy taken as known (DEFAULT_ACCURACY), the default until session 14
+    "evidence/fixed-accuracy": Rules(scoring="evidence", schedule="adaptive",
+                                     uncertain_accuracy=False),
     # verdicts weigh only on the duel's two units (the rule before every unit ran on D')
     "evidence/pair": Rules(scoring="evidence", schedule="adaptive", scope="pair"),
     "points/adaptive": Rules(scoring="points", schedule="adaptive"),

@@ -5,12 +5,17 @@ import math
 from siselect.runtime.answers import exact_key
 from siselect.selection.schedule import Match, contenders, next_round, open_pairs
 from siselect.selection.scoring import (
+    ACCURACY_SPREAD,
+    DEFAULT_ACCURACY,
     Unit,
+    add_verdict,
     agreement,
     instance_points,
     log_ratio,
     pair_points,
+    reach,
     reliability,
+    uncertain_evidence,
     winner,
 )
 
@@ -95,3 +100,42 @@ def test_a_pair_waiting_to_be_separated_again_keeps_its_units_in_play():
     match = Match(0, 0, 1, duels=[{}], again="drawn")
     alive = contenders([a, b], [], [(match, a, b)], "points", 0.8, 3)
     assert alive == {0, 1}
+
+
+def test_an_uncertain_accuracy_weighs_one_verdict_as_the_mean_and_contradictions_less():
+    assert abs(sum(ACCURACY_SPREAD) / len(ACCURACY_SPREAD) - DEFAULT_ACCURACY) < 0.01
+    one = math.exp(uncertain_evidence(1, 0) - uncertain_evidence(0, 1))
+    assert 3.9 < one < 4.0  # the fixed model at 0.8: 4
+    split = math.exp(uncertain_evidence(2, 1) - uncertain_evidence(1, 2))
+    assert 2.5 < split < 2.6  # the fixed model: 4, as for one verdict
+    agreeing = math.exp(uncertain_evidence(2, 0) - uncertain_evidence(0, 2))
+    assert 10 < agreeing < 12  # the fixed model: 16
+    assert uncertain_evidence(0, 0) == 0.0
+
+
+def test_two_verdicts_against_one_do_not_overturn_a_group_three_times_as_large():
+    """Yardstick generated sets at rival noise 0.3: six candidates against two, the judge
+    against the six twice and for them once. Held uncertain, its accuracy says it errs; taken
+    as known (0.8), the two win."""
+    def played(spread):
+        large, small = Unit(0, [0, 1, 2, 3, 4, 5], 0, 6), Unit(1, [6, 7], 1, 2)
+        for large_matched in (False, False, True):
+            add_verdict(large, large_matched, DEFAULT_ACCURACY, 1.0, spread)
+            add_verdict(small, not large_matched, DEFAULT_ACCURACY, 1.0, spread)
+        return winner([large, small], "evidence")[0].first
+
+    assert played(ACCURACY_SPREAD) == 0
+    assert played(None) == 6
+
+
+def test_an_uncertain_accuracy_bounds_every_future_of_a_unit():
+    unit = Unit(0, [0], 0, 2)
+    for matched in (True, False, True):
+        add_verdict(unit, matched, DEFAULT_ACCURACY, 0.75, ACCURACY_SPREAD)
+    up, down = reach(unit, "evidence", DEFAULT_ACCURACY, ACCURACY_SPREAD, 3)
+    for more in range(4):
+        future = Unit(0, [0], 0, 2, matched_weight=unit.matched_weight + more,
+                      mismatched_weight=unit.mismatched_weight + 3 - more)
+        future.evidence = uncertain_evidence(future.matched_weight, future.mismatched_weight)
+        assert down - 1e-9 <= future.score("evidence") <= up + 1e-9
+    assert down < unit.score("evidence") < up

@@ -303,6 +303,11 @@ class RulesRecord:
     scope: Maybe[str] = doc("all (a verdict is evidence for or against every unit, each run "
                             "on D') or pair (only the duel's two)", absent=True)
     judge_accuracy: float = doc("the judge's accuracy the evidence model assumes")
+    uncertain_accuracy: Maybe[bool] = doc(
+        "whether an assumed judge accuracy is held uncertain (docs/selection.md)", absent=True)
+    accuracy_spread: Maybe[list[float] | None] = doc(
+        "the accuracies the judge may have, equally likely, when its accuracy is assumed "
+        "rather than known (null: known)", absent=True)
 
 
 @dataclass(kw_only=True)

@@ -20,9 +20,11 @@ SCOPES = ("all", "pair")
 MAX_INSTANCES = 9
 
 PAPER: dict[str, Any] = {"grouping": "paper", "scoring": "points", "schedule": "round-robin",
-                         "instances": 1, "members": "representative", "scope": "pair"}
+                         "instances": 1, "members": "representative", "scope": "pair",
+                         "uncertain_accuracy": False}
 OURS: dict[str, Any] = {"grouping": "exact", "scoring": "evidence", "schedule": "adaptive",
-                        "instances": 3, "members": "all", "scope": "all"}
+                        "instances": 3, "members": "all", "scope": "all",
+                        "uncertain_accuracy": True}
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Rules:
     # (evidence scoring); pair: only the duel's two units
     scope: str | None = None
     judge_accuracy: float | None = None  # None: the judge's own, else DEFAULT_ACCURACY
+    # Whether an assumed accuracy (an LLM's, not set by judge_accuracy) is one of
+    # scoring.ACCURACY_SPREAD rather than known (scoring.uncertain_evidence)
+    uncertain_accuracy: bool | None = None
 
     def resolved(self, strategy: str) -> "Rules":
         defaults = PAPER if strategy == "paper" else OURS

@@ -8,17 +8,17 @@ fewer judge calls.
 again the pairs that need another instance.
 
 ``adaptive``: a pair is played only while it can still change the winner. A unit's score
-can move by at most :func:`siselect.selection.scoring.bounds` per instance still to come;
-a unit whose best possible score stays below some unit's worst possible score can no
-longer win, and a pair of two such units is never played. Each round plays the remaining
-pairs of the unit ranked first (so its score is soon final and the others have a bar to
-clear), with every pair waiting to be separated again.
+can move by at most what :func:`siselect.selection.scoring.reach` allows for the
+instances still to come; a unit whose best possible score stays below some unit's worst
+possible score can no longer win, and a pair of two such units is never played. Each
+round plays the remaining pairs of the unit ranked first (so its score is soon final and
+the others have a bar to clear), with every pair waiting to be separated again.
 """
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from siselect.selection.scoring import Unit, bounds, pair_points, ranking_key
+from siselect.selection.scoring import Unit, pair_points, ranking_key, reach
 
 
 @dataclass
@@ -80,25 +80,27 @@ def open_pairs(units: list[Unit]) -> list[tuple[Unit, Unit]]:
 
 
 def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[tuple[Match,
-               Unit, Unit]], scoring: str, accuracy: float, limit: int) -> set[int]:
-    """The uids of units that may still win."""
-    gain, loss = bounds(scoring, accuracy)
-    up = {u.uid: u.score(scoring) for u in units}
-    down = dict(up)
+               Unit, Unit]], scoring: str, accuracy: float, limit: int,
+               spread: tuple[float, ...] | None = None) -> set[int]:
+    """The uids of units that may still win: every instance a unit has left goes its way,
+    or against it (a points pair's majority at most moves from what it has to 1 or 0)."""
+    left = {u.uid: 0.0 for u in units}
+    shift_up = {u.uid: 0.0 for u in units}
+    shift_down = {u.uid: 0.0 for u in units}
     for u, v in pairs:
         for w in (u, v):
-            up[w.uid] += gain * limit
-            down[w.uid] += loss * limit
+            left[w.uid] += limit
     for m, u, v in waiting:
-        left = m.cap(limit) - len(m.duels)
         for w in (u, v):
             if scoring == "points":
                 now = _pair_points(w, m)
-                up[w.uid] += 1.0 - now
-                down[w.uid] -= now
-            else:
-                up[w.uid] += gain * left
-                down[w.uid] += loss * left
+                shift_up[w.uid] += 1.0 - now - (m.cap(limit) - len(m.duels))
+                shift_down[w.uid] -= now
+            left[w.uid] += m.cap(limit) - len(m.duels)
+    up, down = {}, {}
+    for u in units:
+        best, worst = reach(u, scoring, accuracy, spread, left[u.uid])
+        up[u.uid], down[u.uid] = best + shift_up[u.uid], worst + shift_down[u.uid]
     bar = max(down.values())
     return {uid for uid, best in up.items() if best >= bar - 1e-9}
 
@@ -109,13 +111,14 @@ def _pair_points(unit: Unit, match: Match) -> float:
 
 def next_round(schedule: str, first: bool, units: list[Unit],
                waiting: list[tuple[Match, Unit, Unit]], scoring: str, accuracy: float,
-               limit: int) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
+               limit: int, spread: tuple[float, ...] | None = None
+               ) -> tuple[list[tuple[Unit, Unit]], list[tuple[Match, Unit, Unit]]]:
     """The new pairs and the matches to separate again in the next round; both empty when
     the tournament is over."""
     pairs = open_pairs(units)
     if schedule == "round-robin":
         return (pairs if first else []), waiting
-    alive = contenders(units, pairs, waiting, scoring, accuracy, limit)
+    alive = contenders(units, pairs, waiting, scoring, accuracy, limit, spread)
     pairs = [(u, v) for u, v in pairs if u.uid in alive or v.uid in alive]
     waiting = [(m, u, v) for m, u, v in waiting if u.uid in alive or v.uid in alive]
     if not pairs:

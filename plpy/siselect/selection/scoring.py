@@ -21,6 +21,13 @@ and every verdict weighted by how sure it is::
 :data:`REFERENCE_ACCURACY`), ``agreement_i`` how much the judge's votes agree (2 s - 1 for
 a majority share s; 1 with one vote), ``meaning_i`` how much D'_i keeps the question's
 meaning (:data:`MEANING_WEIGHT`). A judge that abstains gives no evidence.
+
+When the judge's accuracy is only assumed (an LLM's, :data:`DEFAULT_ACCURACY`; the rule
+``uncertain_accuracy``, the default), it is held uncertain instead: one of
+:data:`ACCURACY_SPREAD`, equally likely, and a unit's evidence is the log of the mean over
+them of the likelihood ratio above, with each verdict counted by its weight
+``agreement_i * meaning_i`` (:func:`uncertain_evidence`). Verdicts that contradict each
+other then say the judge errs, and count less.
 """
 
 import math
@@ -43,7 +50,9 @@ class Unit:
     members: list[int]  # input indexes, in input order
     group: int  # position of its group (on D) in the tournament's groups
     size: int  # its group's size: the consistency prior
-    evidence: float = 0.0  # sum of the log-ratios of its verdicts
+    evidence: float = 0.0  # log-ratio of its verdicts (module formula)
+    matched_weight: float = 0.0  # verdicts its answers matched, each by its weight
+    mismatched_weight: float = 0.0
     instance_points: dict[int, list[float]] = field(default_factory=dict)  # match -> points
     matched: int = 0  # instances whose judge answer its answer on D' matched
     mismatched: int = 0
@@ -66,6 +75,7 @@ class Unit:
     def part(self, uid: int, members: list[int]) -> "Unit":
         """A part of this unit after a split: the same record so far."""
         return Unit(uid, members, self.group, self.size, self.evidence,
+                    self.matched_weight, self.mismatched_weight,
                     {m: list(p) for m, p in self.instance_points.items()},
                     self.matched, self.mismatched, self.abstained)
 
@@ -96,21 +106,69 @@ def agreement(votes: list[dict[str, Any]]) -> float:
     return max(0.0, 2 * share - 1)
 
 
+def verdict_weight(meaning: str | None, votes: list[dict[str, Any]]) -> float:
+    """How far a verdict counts, from 0 to 1: its instance's meaning times the agreement of
+    the judge's votes."""
+    return MEANING_WEIGHT.get(meaning or "meaningful", 1.0) * agreement(votes)
+
+
 def reliability(accuracy: float, meaning: str | None, votes: list[dict[str, Any]]) -> float:
     """``r``: the probability that this verdict names the right answer (module formula)."""
-    weight = MEANING_WEIGHT.get(meaning or "meaningful", 1.0)
-    return 0.5 + (accuracy - 0.5) * agreement(votes) * weight
+    return 0.5 + (accuracy - 0.5) * verdict_weight(meaning, votes)
 
 
 def log_ratio(matched: bool, r: float) -> float:
     return math.log(2 * r) if matched else math.log(2 * (1 - r))
 
 
-def bounds(scoring: str, accuracy: float) -> tuple[float, float]:
-    """The most a unit's score can gain and lose on one more instance of a pair."""
+#: The accuracies a judge whose accuracy is only assumed (an LLM's) may have, equally likely
+#: a priori: their mean (0.798) is about DEFAULT_ACCURACY, the published figure, and they
+#: run from a weak judge to one as sure as the reference query. All above 1/2: a judge that
+#: disagrees with a unit is never evidence for it.
+ACCURACY_SPREAD = (0.6, 0.7, 0.8, 0.9, 0.99)
+
+
+def uncertain_evidence(matched: float, mismatched: float,
+                       spread: tuple[float, ...] = ACCURACY_SPREAD) -> float:
+    """A unit's evidence when the judge's accuracy is one of ``spread``, not known which:
+    the log of the mean over ``spread`` of the fixed model's likelihood ratio. ``matched``
+    and ``mismatched``: the weights (:func:`verdict_weight`) of the verdicts its answers
+    matched and did not. One full verdict gives about what the fixed model gives at the
+    mean accuracy; verdicts that contradict each other count less (two against one: 2.6
+    to 1 instead of 4), since they say the judge errs, and so do many that agree."""
+    logs = [matched * math.log(2 * q) + mismatched * math.log(2 * (1 - q)) for q in spread]
+    top = max(logs)
+    return top + math.log(sum(math.exp(x - top) for x in logs) / len(logs))
+
+
+def add_verdict(unit: "Unit", matched: bool, accuracy: float, weight: float,
+                spread: tuple[float, ...] | None) -> None:
+    """Count one verdict in ``unit``'s evidence (``spread`` None: the accuracy is known)."""
+    if matched:
+        unit.matched_weight += weight
+    else:
+        unit.mismatched_weight += weight
+    if spread is None:
+        unit.evidence += log_ratio(matched, 0.5 + (accuracy - 0.5) * weight)
+    else:
+        unit.evidence = uncertain_evidence(unit.matched_weight, unit.mismatched_weight,
+                                           spread)
+
+
+def reach(unit: "Unit", scoring: str, accuracy: float, spread: tuple[float, ...] | None,
+          instances: float) -> tuple[float, float]:
+    """The most and the least ``unit``'s score can be after ``instances`` more instances
+    (evidence grows with every match and falls with every mismatch, in either model)."""
+    now = unit.score(scoring)
     if scoring == "points":
-        return 1.0, 0.0
-    return log_ratio(True, accuracy), log_ratio(False, accuracy)
+        return now + instances, now
+    if spread is None:
+        return (now + instances * log_ratio(True, accuracy),
+                now + instances * log_ratio(False, accuracy))
+    m, n = unit.matched_weight, unit.mismatched_weight
+    prior = math.log(unit.size)
+    return (prior + uncertain_evidence(m + instances, n, spread),
+            prior + uncertain_evidence(m, n + instances, spread))
 
 
 def ranking_key(unit: Unit, scoring: str) -> tuple[float, int, int]:

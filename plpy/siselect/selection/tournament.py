@@ -111,6 +111,7 @@ class Tournament:
     witnesses: WitnessCache = field(default_factory=WitnessCache)  # each candidate's, once
     on_rows: OnRows = field(default_factory=OnRows)  # answers on D's, for all duels
     accuracy: float = scoring.DEFAULT_ACCURACY
+    spread: tuple[float, ...] | None = None  # accuracies it may have, when only assumed
     again: Counter = field(default_factory=Counter)  # why pairs were separated again
     splits: int = 0  # units split by their members' answers on a D'
     next_uid: int = 0
@@ -447,9 +448,9 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         # D'): the judge sees D's own disagreement, which no instance shows less degenerate.
         record["as_on_d"] = True
         meaning = "meaningful"
-    r = scoring.reliability(t.accuracy, meaning, answer.votes)
-    record["reliability"] = round(r, 6)
-    _score_members(t, p, members, answer.rows, tolerance, r)
+    weight = scoring.verdict_weight(meaning, answer.votes)
+    record["reliability"] = round(0.5 + (t.accuracy - 0.5) * weight, 6)
+    _score_members(t, p, members, answer.rows, tolerance, weight)
 
 
 def _as_on_d(t: Tournament, a: int, b: int, on_instance: tuple[Rows, Rows]) -> bool:
@@ -477,9 +478,10 @@ def _answer_key(rows: Rows) -> Hashable:
 
 
 def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
-                   judge_rows: list[list[Any]] | None, tolerance: Tolerance, r: float) -> None:
+                   judge_rows: list[list[Any]] | None, tolerance: Tolerance,
+                   weight: float) -> None:
     """Split each unit by its members' answers on D', then score every part by whether its
-    answer matches the judge's."""
+    answer matches the judge's (a verdict of ``weight``, :func:`scoring.verdict_weight`)."""
     parts: list[tuple[Unit, list[int], bool | None]] = []
     for unit in [u for u in t.units if any(i in members for i in u.members)]:
         run = [i for i in unit.members if i in members]
@@ -515,7 +517,7 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
         if matched is None:
             part.abstained += 1
             continue
-        part.evidence += scoring.log_ratio(matched, r)
+        scoring.add_verdict(part, matched, t.accuracy, weight, t.spread)
         if matched:
             part.matched += 1
         else:
@@ -631,7 +633,7 @@ def play(t: Tournament) -> int:
                    if m.pending(rules.instances or 1)]
         pairs, again = next_round(rules.schedule or "round-robin", rounds == 0, t.units,
                                   waiting, rules.scoring or "points", t.accuracy,
-                                  rules.instances or 1)
+                                  rules.instances or 1, t.spread)
         if not pairs and not again:
             if not _confirm(t):
                 return rounds
@@ -677,6 +679,16 @@ def _confirm(t: Tournament) -> bool:
     t.matches.append(match)
     t.again[CLOSE] += 1
     return True
+
+
+def _spread(judge: Judge, rules: Rules) -> tuple[float, ...] | None:
+    """The accuracies the judge may have when its accuracy is only assumed (none is set by
+    ``judge_accuracy`` or declared by the judge, and it is no reference query); None: known."""
+    if not rules.uncertain_accuracy or rules.judge_accuracy is not None:
+        return None
+    if _accuracy(judge, rules) != scoring.DEFAULT_ACCURACY:
+        return None
+    return scoring.ACCURACY_SPREAD
 
 
 def _accuracy(judge: Judge, rules: Rules) -> float:
@@ -802,7 +814,7 @@ def run_tournament(
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),
-                   accuracy=_accuracy(judge, rules))
+                   accuracy=_accuracy(judge, rules), spread=_spread(judge, rules))
     t.entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )
@@ -819,7 +831,8 @@ def run_tournament(
         "rules": {"grouping": rules.grouping, "scoring": rules.scoring,
                   "schedule": rules.schedule, "instances": rules.instances,
                   "members": rules.members, "scope": rules.scope,
-                  "judge_accuracy": t.accuracy},
+                  "judge_accuracy": t.accuracy, "uncertain_accuracy": rules.uncertain_accuracy,
+                  "accuracy_spread": list(t.spread) if t.spread else None},
         "dropped": [{"index": e.index, **e.error} for e in t.entries if e.error],
     }
     if not groups:
