@@ -17,7 +17,7 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
   (no molecule without any of its atoms);
 - answers that differ on D only as ties allow still separate where the queries differ (the
   year of the longest lap against the year of the slowest top speed) on an instance without
-  those ties;
+  those ties, also when every tied row is a NULL (the rows past the cut);
 - a query without a tie at its cut cannot break one: the first three elements (``br br
   cl``) against the first three distinct ones (``br cl dq``) separate on a D' with enough
   duplicates of the first, though every row of the one is among the other's.
@@ -59,6 +59,9 @@ INSERT INTO team VALUES (1, 101, 'Ajax'), (2, 102, 'Benfica'), (3, 103, 'Celtic'
 CREATE TABLE attrs (id INTEGER PRIMARY KEY, team_api_id INTEGER, passing INTEGER, year TEXT);
 INSERT INTO attrs VALUES (1, 101, 70, '2012'), (2, 102, 50, '2012'), (3, 103, 60, '2012'),
   (4, 101, 90, '2011'), (5, 102, 95, '2011'), (6, 103, 85, '2011');
+CREATE TABLE usage (id INTEGER PRIMARY KEY, customer INTEGER, amount REAL);
+INSERT INTO usage VALUES (1, 2, NULL), (2, 1, NULL), (3, 3, 1.0), (4, 3, 1.0), (5, 4, 1.5),
+  (6, 5, 1.1), (7, 5, 1.1), (8, 6, 1.6), (9, 7, 1.2), (10, 7, 1.2), (11, 8, 1.7);
 CREATE TABLE race (id INTEGER PRIMARY KEY, year INTEGER, lap_ms INTEGER, top_speed INTEGER);
 INSERT INTO race VALUES (1, 2001, 900, 200), (2, 2002, 900, 150), (3, 2003, 800, 150),
   (4, 2004, 100, 300);
@@ -243,6 +246,25 @@ def test_a_limit_without_order_by_separates_where_its_rows_leave_no_choice(cause
     assert result["status"] == "separated", result.get("reason")
     held = result["instance"]["race"]["rows"]
     assert sum(row[2] == 900 for row in held) == 1
+    assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
+
+
+# The customer of the smallest reading against the customer of the smallest total, NULLs
+# first (yardstick debit_card_specializing 1472 at scale 10): on D both stop at a NULL, and
+# every row of either tie group is one, which separates nothing; the rows past the cut do (a
+# customer with two small readings against one with one larger).
+SMALLEST_READING = "SELECT customer FROM usage ORDER BY amount NULLS FIRST LIMIT 1"
+SMALLEST_TOTAL = ("SELECT customer FROM usage GROUP BY customer "
+                  "ORDER BY SUM(amount) NULLS FIRST, customer LIMIT 1")
+
+
+def test_ties_of_nulls_separate_on_the_rows_past_the_cut(causes):
+    on_d = [causes.run(q).rows for q in (SMALLEST_READING, SMALLEST_TOTAL)]
+    assert on_d == [[(2,)], [(1,)]], "the first of tied rows comes first on D"
+    result = separate(causes, SMALLEST_READING, SMALLEST_TOTAL)
+    assert result["status"] == "separated", result.get("reason")
+    amounts = sorted(row[2] for row in result["instance"]["usage"]["rows"])
+    assert None not in amounts
     assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
 
 

@@ -214,6 +214,15 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         # instance's own tie check (Pair.separation) rejects one that does not.
         found, chosen, meaning, notes = _search(pair, options, result, (a1, a2), closure,
                                                 _tie_free(pair) if tie else pair.trees)
+        if found is None and tie:
+            # The tie groups may hold nothing that parts the queries (every tied row a NULL
+            # consumption): the rows past the cut, from each query without its LIMIT. Only
+            # an instance that keeps the question's meaning: there a degenerate one shows a
+            # difference the question does not ask about (a NULL speed one query filters),
+            # where D showed none but the ties.
+            past = _search(pair, options, result, (a1, a2), closure, _uncut(pair))
+            if past[0] is not None and _rank(pair, past[2], past[0]) < DEGENERATE:
+                found, chosen, meaning, notes = past
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "nondeterministic" if tie else "timeout",
                        tie or exc.message)
@@ -277,6 +286,19 @@ def _tie_free(pair: Pair) -> tuple[exp.Query, exp.Query]:
     other does not return are where they differ once the ties are gone)."""
     t1, t2 = (pair.with_ties(t) if tie_sensitive(t) else t for t in pair.trees)
     return t1, t2
+
+
+def _uncut(pair: Pair) -> tuple[exp.Query, exp.Query]:
+    """The pair's queries without their top-level LIMIT and OFFSET."""
+    def uncut(tree: exp.Query) -> exp.Query:
+        if not tie_sensitive(tree):
+            return tree
+        tree = tree.copy()
+        tree.set("limit", None)
+        tree.set("offset", None)
+        return tree
+
+    return uncut(pair.trees[0]), uncut(pair.trees[1])
 
 
 def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
