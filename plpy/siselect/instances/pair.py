@@ -21,7 +21,13 @@ from sqlglot import exp
 
 from siselect.instances.batch import run_together
 from siselect.instances.shadow import RowsByTable, restricted_sql
-from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, with_ties
+from siselect.instances.ties import (
+    inner_cut,
+    tie_explained,
+    tie_sensitive,
+    uncut,
+    with_ties,
+)
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
 from siselect.runtime.answers import has_null_row, same_answer, same_normalised
@@ -360,10 +366,7 @@ class Pair:
             return False
         if id(tree) not in self._inner:
             # Without its top-level cut (with_ties reads that one): check sees the inner ones.
-            inner = tree.copy()
-            inner.set("limit", None)
-            inner.set("offset", None)
-            self._inner[id(tree)] = inner
+            self._inner[id(tree)] = uncut(tree)
         return nondeterminism.check(partial(self._run_variant, grouped=grouped),
                                     self._inner[id(tree)]) is not None
 

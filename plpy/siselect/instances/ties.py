@@ -33,6 +33,14 @@ def with_ties(tree: exp.Query) -> exp.Query:
     return tree
 
 
+def uncut(tree: exp.Query) -> exp.Query:
+    """A copy of ``tree`` without its top-level LIMIT and OFFSET."""
+    tree = tree.copy()
+    tree.set("limit", None)
+    tree.set("offset", None)
+    return tree
+
+
 def tie_sensitive(tree: exp.Query) -> bool:
     """Whether the top level cuts its answer with LIMIT (ties or order may decide rows)."""
     return isinstance(tree, exp.Select) and isinstance(tree.args.get("limit"), exp.Limit)

@@ -94,9 +94,10 @@ def contenders(units: list[Unit], pairs: list[tuple[Unit, Unit]], waiting: list[
         for w in (u, v):
             if scoring == "points":
                 now = _pair_points(w, m)
-                shift_up[w.uid] += 1.0 - now - (m.cap(limit) - len(m.duels))
+                shift_up[w.uid] += 1.0 - now
                 shift_down[w.uid] -= now
-            left[w.uid] += m.cap(limit) - len(m.duels)
+            else:
+                left[w.uid] += m.cap(limit) - len(m.duels)
     up, down = {}, {}
     for u in units:
         best, worst = reach(u, scoring, accuracy, spread, left[u.uid])

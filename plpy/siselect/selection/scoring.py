@@ -112,9 +112,14 @@ def verdict_weight(meaning: str | None, votes: list[dict[str, Any]]) -> float:
     return MEANING_WEIGHT.get(meaning or "meaningful", 1.0) * agreement(votes)
 
 
+def believed(accuracy: float, weight: float) -> float:
+    """``r`` of a verdict of ``weight`` (:func:`verdict_weight`) from a judge of ``accuracy``."""
+    return 0.5 + (accuracy - 0.5) * weight
+
+
 def reliability(accuracy: float, meaning: str | None, votes: list[dict[str, Any]]) -> float:
     """``r``: the probability that this verdict names the right answer (module formula)."""
-    return 0.5 + (accuracy - 0.5) * verdict_weight(meaning, votes)
+    return believed(accuracy, verdict_weight(meaning, votes))
 
 
 def log_ratio(matched: bool, r: float) -> float:
@@ -149,7 +154,7 @@ def add_verdict(unit: "Unit", matched: bool, accuracy: float, weight: float,
     else:
         unit.mismatched_weight += weight
     if spread is None:
-        unit.evidence += log_ratio(matched, 0.5 + (accuracy - 0.5) * weight)
+        unit.evidence += log_ratio(matched, believed(accuracy, weight))
     else:
         unit.evidence = uncertain_evidence(unit.matched_weight, unit.mismatched_weight,
                                            spread)

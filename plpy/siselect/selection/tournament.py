@@ -449,7 +449,7 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         record["as_on_d"] = True
         meaning = "meaningful"
     weight = scoring.verdict_weight(meaning, answer.votes)
-    record["reliability"] = round(0.5 + (t.accuracy - 0.5) * weight, 6)
+    record["reliability"] = round(scoring.believed(t.accuracy, weight), 6)
     _score_members(t, p, members, answer.rows, tolerance, weight)
 
 
@@ -681,14 +681,13 @@ def _confirm(t: Tournament) -> bool:
     return True
 
 
-def _spread(judge: Judge, rules: Rules) -> tuple[float, ...] | None:
-    """The accuracies the judge may have when its accuracy is only assumed (none is set by
-    ``judge_accuracy`` or declared by the judge, and it is no reference query); None: known."""
+def _spread(accuracy: float, rules: Rules) -> tuple[float, ...] | None:
+    """The accuracies the judge may have when its ``accuracy`` (:func:`_accuracy`) is only
+    assumed (none is set by ``judge_accuracy`` or declared by the judge, and it is no
+    reference query); None: known."""
     if not rules.uncertain_accuracy or rules.judge_accuracy is not None:
         return None
-    if _accuracy(judge, rules) != scoring.DEFAULT_ACCURACY:
-        return None
-    return scoring.ACCURACY_SPREAD
+    return scoring.ACCURACY_SPREAD if accuracy == scoring.DEFAULT_ACCURACY else None
 
 
 def _accuracy(judge: Judge, rules: Rules) -> float:
@@ -812,9 +811,10 @@ def run_tournament(
     rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
+    accuracy = _accuracy(judge, rules)
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),
-                   accuracy=_accuracy(judge, rules), spread=_spread(judge, rules))
+                   accuracy=accuracy, spread=_spread(accuracy, rules))
     t.entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )
