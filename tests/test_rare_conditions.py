@@ -10,6 +10,7 @@ import pytest
 from conftest import loaded_executor, schema_valid, sqlite_file_from
 from siselect.instances import separate as separation
 from siselect.instances.targeted import counted_variants
+from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
 
@@ -60,3 +61,17 @@ def test_without_the_counted_rows_the_search_finds_nothing(badges, monkeypatch):
     """What the test above needs the counted rows for: without them, no instance."""
     monkeypatch.setattr(separation, "_counted_witnesses", lambda pair, options: [])
     assert separation.separate(badges, PER_ROW, PER_USER)["status"] == "failed"
+
+
+def test_an_excluded_counted_row_stays_out_of_every_proposal(badges):
+    """A pair separated again away from earlier rows (the tournament's next instance) never
+    gets them back through the counted rows: with the one Teacher badge excluded, no
+    instance holds it, and none separates."""
+    catalog = load_catalog(badges)
+    (tid,), = badges.run("SELECT ctid::text FROM badges WHERE name = 'Teacher'").rows
+    teacher = rowids.encode(catalog.number("badges"), *(int(x) for x in
+                                                        tid.strip("()").split(",")))
+    result = separation.separate(badges, PER_ROW, PER_USER,
+                                 separation.Options(exclude=(teacher,)))
+    assert teacher not in (result.get("row_ids") or [])
+    assert result["status"] == "failed", result.get("reason")

@@ -43,7 +43,7 @@ from siselect.instances.search import (
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import counted_variants, value_proposals
-from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive
+from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, uncut
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
 from siselect.runtime.answers import normal_answer
@@ -220,7 +220,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             # an instance that keeps the question's meaning: there a degenerate one shows a
             # difference the question does not ask about (a NULL speed one query filters),
             # where D showed none but the ties.
-            past = _search(pair, options, result, (a1, a2), closure, _uncut(pair))
+            past = _search(pair, options, result, (a1, a2), closure, _cuts_as(pair, uncut))
             if past[0] is not None and _rank(pair, past[2], past[0]) < DEGENERATE:
                 found, chosen, meaning, notes = past
     except BudgetExceeded as exc:
@@ -280,25 +280,18 @@ def _described(assessment: Assessment) -> dict[str, Any]:
     return described
 
 
+def _cuts_as(pair: Pair, change: Callable[[exp.Query], exp.Query]
+             ) -> tuple[exp.Query, exp.Query]:
+    """The pair's queries, each one that cuts its answer at the top changed by ``change``."""
+    t1, t2 = (change(t) if tie_sensitive(t) else t for t in pair.trees)
+    return t1, t2
+
+
 def _tie_free(pair: Pair) -> tuple[exp.Query, exp.Query]:
     """The queries whose witnesses hold what a search for answers that differ on D only by
     ties needs: each cut kept with its ties (the rows of one query's tie group that the
     other does not return are where they differ once the ties are gone)."""
-    t1, t2 = (pair.with_ties(t) if tie_sensitive(t) else t for t in pair.trees)
-    return t1, t2
-
-
-def _uncut(pair: Pair) -> tuple[exp.Query, exp.Query]:
-    """The pair's queries without their top-level LIMIT and OFFSET."""
-    def uncut(tree: exp.Query) -> exp.Query:
-        if not tie_sensitive(tree):
-            return tree
-        tree = tree.copy()
-        tree.set("limit", None)
-        tree.set("offset", None)
-        return tree
-
-    return uncut(pair.trees[0]), uncut(pair.trees[1])
+    return _cuts_as(pair, pair.with_ties)
 
 
 def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
@@ -709,7 +702,7 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
     values = value_proposals(executor_for(pair.executor, lineages), pair.catalog, pair.trees,
                              lineages, pool, 4 * options.max_rows, frozenset(options.exclude),
                              pair.witnesses)
-    drawn = [*pool.only1, *pool.only2, *pool.both]
+    drawn = [*pool.only1, *pool.only2, *pool.both]  # (the pool is without excluded rows)
     # The counted rows first, alone and with the pool's; then each value's witnesses, alone,
     # with the counted rows, and with both and the pool's.
     for rows in chain([[]] if counted else [], values):
@@ -740,6 +733,7 @@ def _counted_witnesses(pair: Pair, options: Options) -> list[Sequence[int]]:
     both answers are 0. Each query with such a condition is read once more with the
     condition added to the WHERE of the aggregate's SELECT."""
     found: list[Sequence[int]] = []
+    excluded = frozenset(options.exclude)
     for tree in pair.trees:
         for variant in counted_variants(tree):
             try:
@@ -747,7 +741,7 @@ def _counted_witnesses(pair: Pair, options: Options) -> list[Sequence[int]]:
                                options.backend, options.seed, pair.witnesses)
             except SiselectError:
                 continue  # a variant the backend cannot read: the search goes on without
-            found.extend(served.pool.both[:COMPANY])
+            found.extend(w for w in served.pool.both[:COMPANY] if excluded.isdisjoint(w))
     return found
 
 
@@ -756,8 +750,7 @@ def _in_company(rows: list[int], witnesses: Sequence[Sequence[int]], options: Op
     """``rows`` with 1, 2, 4, ... of ``witnesses`` drawn at random: a value's witnesses hold
     its repeated key (a user with two badges, where COUNT and COUNT DISTINCT part), other
     witnesses what the answers count (a badge named Teacher, which that user may not
-    have)."""
-    witnesses = [w for w in witnesses if not set(options.exclude).intersection(w)]
+    have). None of ``witnesses`` holds an excluded row."""
     rng = random.Random(options.seed)
     n = 1
     while n <= min(COMPANY, len(witnesses)):
