@@ -660,3 +660,60 @@ def test_an_instance_keeps_a_declared_key_at_the_cost_of_its_rank(patients):
     assert any("breaks a reference" in note for note in result["notes"])
     assert reference_on(patients, result, TOP_REFERENCE) == \
         [tuple(r) for r in result["answers"]["q1"]["rows"]]
+
+
+# The accounts of the youngest client against those of the youngest client of the district
+# with the highest salary (yardstick financial 95 at scale 10). The smallest instance, the
+# youngest client's disp row without the account it references, separates: the second query
+# joins the account. With the account and its district, which the keys ask for, both answer
+# that account; only a larger instance that keeps every key (another district, with the
+# higher salary and no client) tells the queries apart where the question's query, which
+# joins the account, still sees it.
+ACCOUNTS = """
+CREATE TABLE district (id INTEGER PRIMARY KEY, salary INTEGER);
+INSERT INTO district VALUES (1, 100), (2, 900), (3, 500);
+CREATE TABLE client (id INTEGER PRIMARY KEY, birth TEXT,
+  district_id INTEGER REFERENCES district (id));
+INSERT INTO client VALUES (1, '1990-01-01', 1), (2, '1970-01-01', 3), (3, '1980-01-01', 3);
+CREATE TABLE account (id INTEGER PRIMARY KEY, district_id INTEGER REFERENCES district (id));
+INSERT INTO account VALUES (10, 1), (20, 2), (30, 3);
+CREATE TABLE disp (id INTEGER PRIMARY KEY, client_id INTEGER REFERENCES client (id),
+  account_id INTEGER REFERENCES account (id));
+INSERT INTO disp VALUES (1, 1, 10), (2, 2, 20), (3, 3, 30);
+"""
+YOUNGEST = ("SELECT d.account_id FROM client AS c JOIN disp AS d ON c.id = d.client_id "
+            "WHERE c.birth = (SELECT MAX(birth) FROM client)")
+RICHEST_YOUNGEST = ("SELECT a.id FROM client AS c JOIN disp AS d ON c.id = d.client_id "
+                    "JOIN account AS a ON d.account_id = a.id WHERE c.district_id = "
+                    "(SELECT id FROM district ORDER BY salary DESC LIMIT 1) "
+                    "ORDER BY c.birth DESC LIMIT 1")
+YOUNGEST_REFERENCE = ("SELECT a.id FROM account AS a JOIN disp AS d ON a.id = d.account_id "
+                      "WHERE d.client_id = (SELECT id FROM client ORDER BY birth DESC LIMIT 1)")
+
+
+@pytest.fixture(scope="module")
+def accounts(dsn: str, tmp_path_factory):
+    yield from loaded(dsn, tmp_path_factory, "separate_keys", ACCOUNTS)
+
+
+def test_an_instance_keeps_every_key_when_the_smallest_breaks_one(accounts):
+    result = schema_valid("separation", separation.separate(
+        accounts, YOUNGEST, RICHEST_YOUNGEST, separation.Options(with_references=True)))
+    assert result["status"] == "separated"
+    instance = result["instance"]
+    held = {t: {row[0] for row in instance.get(t, {"rows": []})["rows"]}
+            for t in ("district", "client", "account", "disp")}
+    for row in instance["disp"]["rows"]:
+        assert row[1] in held["client"] and row[2] in held["account"]
+    for table in ("client", "account"):
+        assert {row[-1] if table == "account" else row[2]
+                for row in instance[table]["rows"]} <= held["district"]
+    assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
+    assert reference_on(accounts, result, YOUNGEST_REFERENCE) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+    catalog = load_catalog(accounts)
+    judge = ReferenceJudge(to_tree(YOUNGEST_REFERENCE, "postgres", catalog))
+    played = schema_valid("tournament", tournament.run_tournament(
+        accounts, [RICHEST_YOUNGEST, YOUNGEST], "The accounts of the youngest client?",
+        None, judge, separation.Options(with_references=True), catalog=catalog))
+    assert played["winner"]["index"] == 1

@@ -47,6 +47,11 @@ class Closure:
         # (inclusion, row of S) -> its y
         self._needs, self._offers = facts if facts is not None else new_facts()
 
+    @property
+    def facts(self) -> Facts:
+        """What it read of D, for another closure over the same D."""
+        return self._needs, self._offers
+
     def __bool__(self) -> bool:
         return bool(self.inclusions)
 

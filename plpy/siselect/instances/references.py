@@ -81,6 +81,20 @@ def rows_of_tables(executor: Executor, catalog: Catalog, tables: tuple[str, ...]
     return result
 
 
+def declared_keys(executor: Executor, catalog: Catalog) -> list[tuple[str, ForeignKey]]:
+    """Every declared foreign key as ``(table, reference)``, its referenced table named as
+    the catalog names it, where the caller may read both sides."""
+    privileges.denied(executor, catalog)
+    keys = []
+    for name, table in catalog.tables.items():
+        for fk in table.foreign_keys:
+            found = catalog.table(fk.ref_table)
+            if found is not None and privileges.can_read(catalog, found.name, fk.ref_columns) \
+                    and privileges.can_read(catalog, name, fk.columns):
+                keys.append((name, ForeignKey(fk.columns, found.name, fk.ref_columns)))
+    return keys
+
+
 def referenced_closure(
     executor: Executor, catalog: Catalog, rows: Sequence[int],
     undeclared: Sequence[tuple[str, ForeignKey]] = (),
