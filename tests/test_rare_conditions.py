@@ -3,7 +3,8 @@ witnesses are a random sample (yardstick codebase_community 614 at scale 10): th
 users with a Teacher badge, counted per badge row against per user. The two part only on
 rows holding a Teacher badge and a user with two badges. The search's random witnesses
 show users with many badges, not the one Teacher badge among 100,000, so the targeted
-search reads the rows the condition holds for (separate._counted_witnesses)."""
+search reads the rows the condition holds for (separate._counted_witnesses), also when an
+instance that loses the question's meaning (a share over no row) already separates."""
 
 import pytest
 
@@ -21,6 +22,10 @@ WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
 INSERT INTO users SELECT i, 'user ' || i FROM n;
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
 INSERT INTO badges SELECT i, (i % 200) + 1, CASE WHEN i = 77777 THEN 'Teacher'
+  ELSE 'Student' END FROM n;
+CREATE TABLE awards (id INTEGER PRIMARY KEY, name TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+INSERT INTO awards SELECT i, CASE WHEN i IN (33333, 66666) THEN 'Teacher'
   ELSE 'Student' END FROM n;
 """
 PER_ROW = ("SELECT CAST(COUNT(CASE WHEN b.name = 'Teacher' THEN 1 END) AS REAL) * 100 / "
@@ -75,3 +80,24 @@ def test_an_excluded_counted_row_stays_out_of_every_proposal(badges):
                                  separation.Options(exclude=(teacher,)))
     assert teacher not in (result.get("row_ids") or [])
     assert result["status"] == "failed", result.get("reason")
+
+
+# The share of Teacher badges against the share of Teacher awards (yardstick card_games 352
+# at scale 10: cards in Chinese among foreign_data rows against set_translations rows). One
+# badge row alone separates them at once, degenerate (no award: the second share is NULL);
+# only an instance with a Teacher row keeps the question's meaning.
+BADGE_SHARE = ("SELECT CAST(COUNT(CASE WHEN name = 'Teacher' THEN 1 END) AS REAL) * 100 / "
+               "COUNT(*) FROM badges")
+AWARD_SHARE = ("SELECT CAST(SUM(CASE WHEN name = 'Teacher' THEN 1 ELSE 0 END) AS REAL) * 100 / "
+               "COUNT(*) FROM awards")
+
+
+def test_a_degenerate_instance_does_not_stop_the_search_for_counted_rows(badges):
+    result = schema_valid("separation", separation.separate(badges, BADGE_SHARE, AWARD_SHARE))
+    assert result["status"] == "separated", result.get("reason")
+    assert result["meaning"] == "meaningful", result.get("meaning_reason")
+    held = [r[-1] for table in ("badges", "awards")
+            for r in result["instance"].get(table, {"rows": []})["rows"]]
+    assert "Teacher" in held
+    q1, q2 = (result["answers"][q]["rows"][0][0] for q in ("q1", "q2"))
+    assert q1 is not None and q2 is not None and q1 != q2

@@ -22,6 +22,7 @@ from siselect.instances.meaning import (
     DEGENERATE,
     FAILED,
     MEANINGFUL,
+    NON_DEGENERATE,
     RANK_NAMES,
     Assessment,
     Meaning,
@@ -620,6 +621,11 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         raise _Unfinished()
     if found is None and _time_left(pair, options):
         found = _concentrated(pair, best, lineages, pool, options)
+    elif found is not None and best.rank_of(found) >= DEGENERATE and _time_left(pair, options):
+        # The pool's random witnesses may miss the few rows a rare condition counts, which
+        # give an instance that keeps the meaning (shared values: only when nothing fits).
+        found = _concentrated(pair, best, lineages, pool, options, NON_DEGENERATE,
+                              shared_values=False) or found
     if found is None:  # the sets it tests again first run no query (Pair's results)
         found = best.minimised(options.max_rows, lambda: _time_left(pair, options),
                                by_rank=started_from)
@@ -710,14 +716,17 @@ def _referenced_rows(pair: Pair) -> list[int] | None:
 
 
 def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
-                  options: Options) -> list[int] | None:
-    """Targeted, when nothing fits max_rows: the witnesses of the groups the pool's witnesses
-    share a value of (:mod:`.targeted`); each that separates with both queries running is
-    minimised within its rank, and the first that fits is kept."""
+                  options: Options, worst: int = DEGENERATE, shared_values: bool = True
+                  ) -> list[int] | None:
+    """Targeted, when nothing fits max_rows, or only a degenerate instance: the rows a
+    conditional aggregate counts, and the witnesses of the groups the pool's witnesses share
+    a value of (:mod:`.targeted`; with ``shared_values``); each that separates with both
+    queries running, of rank ``worst`` or better, is minimised within its rank, and the
+    first that fits is kept."""
     counted = _counted_witnesses(pair, options)
     values = value_proposals(executor_for(pair.executor, lineages), pair.catalog, pair.trees,
                              lineages, pool, 4 * options.max_rows, frozenset(options.exclude),
-                             pair.witnesses)
+                             pair.witnesses) if shared_values else iter(())
     drawn = [*pool.only1, *pool.only2, *pool.both]  # (the pool is without excluded rows)
     # The counted rows first, alone and with the pool's; then each value's witnesses, alone,
     # with the counted rows, and with both and the pool's.
@@ -730,7 +739,7 @@ def _concentrated(pair: Pair, best: _Best, lineages: list[Lineage], pool: Pool,
             if not _time_left(pair, options):
                 return None
             rank = best.consider(proposal)
-            if rank <= DEGENERATE:
+            if rank <= worst:
                 smaller = best._ddmin(proposal, rank, options.max_rows)
                 if smaller is not None and len(smaller) <= options.max_rows:
                     return smaller
