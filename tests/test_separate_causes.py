@@ -92,6 +92,21 @@ def reference_on(executor, result: dict, sql: str):
     return pair.run_on(tree, group_rows(result["row_ids"], catalog)).rows
 
 
+def assert_the_reference_picks_q1(executor, result: dict, reference: str, q1: str, q2: str,
+                                  question: str) -> None:
+    """On the instance ``result`` separated ``q1`` from ``q2`` on, the reference query
+    answers as ``q1``; and a tournament with it as the judge, ``q2`` listed first, picks
+    ``q1``."""
+    assert reference_on(executor, result, reference) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree(reference, "postgres", catalog))
+    played = schema_valid("tournament", tournament.run_tournament(
+        executor, [q2, q1], question, None, judge, separation.Options(with_references=True),
+        catalog=catalog))
+    assert played["winner"]["index"] == 1
+
+
 def ids_of(executor, table: str, ids: list[int]) -> list[int]:
     catalog = load_catalog(executor)
     found = executor.run(f"SELECT ctid::text FROM {table} WHERE id IN "
@@ -628,14 +643,8 @@ def test_an_instance_keeps_the_declared_keys_when_the_joins_references_close_the
     held = {row[0] for row in result["instance"]["patient"]["rows"]}
     for table in ("lab", "exam"):
         assert {row[0] for row in result["instance"][table]["rows"]} <= held
-    assert reference_on(patients, result, THROUGH_PATIENT) == \
-        [tuple(r) for r in result["answers"]["q1"]["rows"]]
-    catalog = load_catalog(patients)
-    judge = ReferenceJudge(to_tree(THROUGH_PATIENT, "postgres", catalog))
-    played = schema_valid("tournament", tournament.run_tournament(
-        patients, [BY_NUMBER, BY_PATIENT], "How many lab and exam pairs of one patient?",
-        None, judge, separation.Options(with_references=True), catalog=catalog))
-    assert played["winner"]["index"] == 1
+    assert_the_reference_picks_q1(patients, result, THROUGH_PATIENT, BY_PATIENT, BY_NUMBER,
+                                  "How many lab and exam pairs of one patient?")
 
 
 # The top test's patient (the right query skips a test without one) against the sex of the
@@ -705,15 +714,8 @@ def test_an_instance_keeps_every_key_when_the_smallest_breaks_one(accounts):
             for t in ("district", "client", "account", "disp")}
     for row in instance["disp"]["rows"]:
         assert row[1] in held["client"] and row[2] in held["account"]
-    for table in ("client", "account"):
-        assert {row[-1] if table == "account" else row[2]
-                for row in instance[table]["rows"]} <= held["district"]
+    for table in ("client", "account"):  # the district is their last column
+        assert {row[-1] for row in instance[table]["rows"]} <= held["district"]
     assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
-    assert reference_on(accounts, result, YOUNGEST_REFERENCE) == \
-        [tuple(r) for r in result["answers"]["q1"]["rows"]]
-    catalog = load_catalog(accounts)
-    judge = ReferenceJudge(to_tree(YOUNGEST_REFERENCE, "postgres", catalog))
-    played = schema_valid("tournament", tournament.run_tournament(
-        accounts, [RICHEST_YOUNGEST, YOUNGEST], "The accounts of the youngest client?",
-        None, judge, separation.Options(with_references=True), catalog=catalog))
-    assert played["winner"]["index"] == 1
+    assert_the_reference_picks_q1(accounts, result, YOUNGEST_REFERENCE, YOUNGEST,
+                                  RICHEST_YOUNGEST, "The accounts of the youngest client?")
