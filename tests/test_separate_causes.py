@@ -12,7 +12,8 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
 - a D' keeps the references D keeps through the queries' joins, declared or not (no
   attribute row without its team), the declared ones alone where the others make the
   answers agree, and a declared key even at the cost of the instance's rank (no lab row
-  without its patient);
+  without its patient) unless an instance among row sets that keep every key does better
+  (the top test's patient; the youngest client's account);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
   (no molecule without any of its atoms);
 - answers that differ on D only as ties allow still separate where the queries differ (the
@@ -652,6 +653,8 @@ def test_an_instance_keeps_the_declared_keys_when_the_joins_references_close_the
 # the largest loan). The smallest instance, a test without its patient, leaves both answers
 # as on D; with the patient the key asks for, the second answers a sex: a piece of no
 # disagreement on D, yet the reference query, which joins the patient, sees the row there.
+# Among row sets that keep the key, one keeps the meaning too: the highest test without a
+# patient (a NULL id breaks no key) and the patient of the next.
 TOP_PATIENT = "SELECT t.id FROM test AS t WHERE NOT t.id IS NULL ORDER BY t.glu DESC LIMIT 1"
 TOP_SEX = ("SELECT p.sex FROM test AS t JOIN patient AS p ON p.id = t.id "
            "WHERE t.glu = (SELECT MAX(glu) FROM test)")
@@ -659,13 +662,31 @@ TOP_REFERENCE = ("SELECT p.id FROM test AS t JOIN patient AS p ON p.id = t.id "
                  "ORDER BY t.glu DESC LIMIT 1")
 
 
-def test_an_instance_keeps_a_declared_key_at_the_cost_of_its_rank(patients):
+def keeps_every_patient(result: dict) -> bool:
+    held = {row[0] for row in result["instance"]["patient"]["rows"]}
+    return {row[0] for row in result["instance"]["test"]["rows"]} - {None} <= held
+
+
+def test_an_instance_keeps_a_declared_key_and_its_meaning(patients):
+    result = schema_valid("separation", separation.separate(
+        patients, TOP_PATIENT, TOP_SEX, separation.Options(with_references=True)))
+    assert result["status"] == "separated"
+    assert result["meaning"] == "meaningful"
+    assert keeps_every_patient(result)
+    assert separation.KEY_CLOSED in result["notes"]
+    assert reference_on(patients, result, TOP_REFERENCE) == \
+        [tuple(r) for r in result["answers"]["q1"]["rows"]]
+
+
+def test_an_instance_keeps_a_declared_key_at_the_cost_of_its_rank(patients, monkeypatch):
+    """When no key-closed row set keeps the meaning, the closure of the instance found is
+    taken at the cost of its rank."""
+    monkeypatch.setattr(separation, "_key_closed", lambda *args: None)
     result = schema_valid("separation", separation.separate(
         patients, TOP_PATIENT, TOP_SEX, separation.Options(with_references=True)))
     assert result["status"] == "separated"
     assert result["meaning"] == "non-degenerate"
-    held = {row[0] for row in result["instance"]["patient"]["rows"]}
-    assert {row[0] for row in result["instance"]["test"]["rows"]} <= held
+    assert keeps_every_patient(result)
     assert any("breaks a reference" in note for note in result["notes"])
     assert reference_on(patients, result, TOP_REFERENCE) == \
         [tuple(r) for r in result["answers"]["q1"]["rows"]]

@@ -254,18 +254,22 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             f"more than max_rows = {options.max_rows}",
         )
     if options.with_references:
+        noted = len(result["notes"])
         closed = _with_references(pair, meaning, found, result, references, closure,
                                   options.max_rows)
-        if closed is None:
-            # No closure of the instance found fits (the answers agree, a query fails, or
-            # it passes max_rows): a search whose every row set keeps the keys may still
-            # find a larger instance that does.
-            why = result["notes"].pop()  # why the referenced rows were not added
+        lost = FAILED + 1 if closed is None else _rank(pair, meaning, closed)
+        if lost > _rank(pair, meaning, found):
+            # No closure of the instance found keeps its rank (the answers agree, a query
+            # fails, it passes max_rows, or it loses the question's meaning): a search whose
+            # every row set keeps the keys may find a larger instance that does better.
             again = _key_closed(pair, options, result, (a1, a2), references, closure,
-                                proposed)
-            result["notes"].append(why if again is None else KEY_CLOSED)
-            closed, chosen, meaning = again or (found, chosen, meaning)
-        found = closed
+                                proposed, lost)
+            if again is not None:
+                del result["notes"][noted:]  # what the closures of the first one did
+                result.pop("references_left_out", None)
+                result["notes"].append(KEY_CLOSED)
+                closed, chosen, meaning = again
+        found = found if closed is None else closed
     if set(chosen) != set(found):
         result["chosen_row_ids"] = chosen
     d1, d2 = pair.answers_on(found)
@@ -870,18 +874,19 @@ def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dic
     return rows
 
 
-KEY_CLOSED = ("with the rows the first instance found references through foreign keys the "
-              "answers agree: this one was found among row sets that keep every key")
+KEY_CLOSED = ("the instance first found breaks a key, and none of its closures keeps its rank "
+              "within max_rows: this one was found among row sets that keep every key")
 
 
 def _key_closed(pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows],
                 kept: list[integrity.Reference], inclusions: Closure,
-                proposed: tuple[exp.Query, exp.Query]
+                proposed: tuple[exp.Query, exp.Query], worse: int
                 ) -> tuple[list[int], list[int], Meaning] | None:
     """An instance of which every row set tested keeps the declared foreign keys, the
     references D keeps through the joins and D's inclusions, for when the instance found
-    breaks a key and no closure of it fits: one on which the answers differ and both queries
-    run, within ``max_rows``; None if the search finds none (in its time).
+    breaks a key and its best closure ranks ``worse`` (``FAILED + 1``: none fits): one on
+    which the answers differ and both queries run, within ``max_rows``, of a better rank;
+    None if the search finds none (in its time).
 
     A judge's query follows a declared key (yardstick financial 95 at scale 10: the
     accounts of the youngest client, whose instance held the client's ``disp`` row without
@@ -896,8 +901,10 @@ def _key_closed(pair: Pair, options: Options, result: dict[str, Any], on_d: tupl
                                             closed_only=True)
     except BudgetExceeded:
         return None
-    if (found is None or len(found) > options.max_rows
-            or _rank(pair, meaning, found) > DEGENERATE):
+    if found is None or len(found) > options.max_rows:
+        return None
+    rank = _rank(pair, meaning, found)
+    if rank > DEGENERATE or rank >= worse:
         return None
     result["minimal_rows"] = len(chosen)
     return found, chosen, meaning
