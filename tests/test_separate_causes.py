@@ -13,7 +13,8 @@ small SQLite database loaded into PostgreSQL (docs/instances.md):
   attribute row without its team), the declared ones alone where the others make the
   answers agree, and a declared key even at the cost of the instance's rank (no lab row
   without its patient) unless an instance among row sets that keep every key does better
-  (the top test's patient; the youngest client's account);
+  (the top test's patient; the youngest client's account), and what D keeps through the
+  joins of another member of either group (a foreign_data row's card);
 - a D' keeps the inclusions D keeps through the queries' joins, on columns that are no key
   (no molecule without any of its atoms);
 - answers that differ on D only as ties allow still separate where the queries differ (the
@@ -390,6 +391,19 @@ def test_an_instance_keeps_each_attribute_rows_team(causes):
         [tuple(r) for r in result["answers"]["q1"]["rows"]]
 
 
+def test_references_past_their_limit_are_not_added(causes, monkeypatch):
+    """References that would close an instance into more rows than REFERENCES_LIMIT x
+    max_rows (here none: the limit 0) and than max_rows are not added (the 4 rows the search
+    chose and their team: 5)."""
+    monkeypatch.setattr(separation, "REFERENCES_LIMIT", 0)
+    result = schema_valid("separation", separation.separate(
+        causes, ABOVE_2012, ABOVE_ALL, separation.Options(with_references=True, max_rows=4)))
+    assert result["status"] == "separated"
+    assert result["rows"] == 4
+    assert "rows referenced through foreign keys were not added: with them the instance has " \
+        "5 rows, without them meaningful" in result["notes"]
+
+
 def test_the_reference_judge_picks_the_2012_average(causes):
     catalog = load_catalog(causes)
     judge = ReferenceJudge(to_tree(ABOVE_REFERENCE, "postgres", catalog))
@@ -740,3 +754,43 @@ def test_an_instance_keeps_every_key_when_the_smallest_breaks_one(accounts):
     assert result["answers"]["q1"]["rows"] != result["answers"]["q2"]["rows"]
     assert_the_reference_picks_q1(accounts, result, YOUNGEST_REFERENCE, YOUNGEST,
                                   RICHEST_YOUNGEST, "The accounts of the youngest client?")
+
+
+# The share of cards in Chinese among foreign_data rows, against among the rows of a table of
+# translations (yardstick card_games 352 at scale 10). A second member of the first group
+# joins each foreign_data row to its card, which D always has; so does the question's query.
+# On a D' of a foreign_data row without its card, that member and the question's query both
+# answer NULL, neither representative does, and the duel is a draw: D' keeps the card.
+CARDS = """
+CREATE TABLE cards (id INTEGER PRIMARY KEY, uuid TEXT);
+INSERT INTO cards VALUES (1, 'u1'), (2, 'u2'), (3, 'u3'), (4, 'u4');
+CREATE TABLE foreign_data (id INTEGER PRIMARY KEY, uuid TEXT, language TEXT);
+INSERT INTO foreign_data VALUES (1, 'u1', 'Chinese'), (2, 'u2', 'French'), (3, 'u3', 'German'),
+  (4, 'u4', 'French');
+CREATE TABLE set_translations (id INTEGER PRIMARY KEY, language TEXT);
+INSERT INTO set_translations VALUES (1, 'Chinese'), (2, 'Chinese'), (3, 'French');
+"""
+SHARE = "CAST(SUM(CASE WHEN {t}.language = 'Chinese' THEN 1 ELSE 0 END) AS REAL) * 100 / COUNT(*)"
+FOREIGN_SHARE = f"SELECT {SHARE.format(t='f')} FROM foreign_data AS f"
+CARD_SHARE = (f"SELECT {SHARE.format(t='f')} FROM cards AS c JOIN foreign_data AS f "
+              "ON c.uuid = f.uuid")
+TRANSLATION_SHARE = f"SELECT {SHARE.format(t='s')} FROM set_translations AS s"
+
+
+@pytest.fixture(scope="module")
+def cards(dsn: str, tmp_path_factory):
+    yield from loaded(dsn, tmp_path_factory, "separate_members", CARDS)
+
+
+def test_an_instance_keeps_what_a_member_of_a_group_joins(cards):
+    catalog = load_catalog(cards)
+    judge = ReferenceJudge(to_tree(CARD_SHARE, "postgres", catalog))
+    played = schema_valid("tournament", tournament.run_tournament(
+        cards, [FOREIGN_SHARE, CARD_SHARE, TRANSLATION_SHARE], "The share of cards in Chinese?",
+        None, judge, separation.Options(with_references=True), catalog=catalog))
+    [duel] = [d for d in played["duels"] if (d["a"], d["b"]) == (0, 2)]
+    instance = duel["instance"]
+    assert {r[1] for r in instance["foreign_data"]["rows"]} <= \
+        {r[1] for r in instance.get("cards", {"rows": []})["rows"]}
+    assert duel["verdict"] == "a"
+    assert played["winner"]["index"] in (0, 1)

@@ -190,6 +190,9 @@ class Pair:
     # A tournament's: each candidate's witnesses and facts, computed once for all its duels.
     witnesses: WitnessCache | None = None
     on_rows: OnRows | None = None  # a tournament's answers on D's, shared by its duels
+    # The other members of the two queries' groups (equal answers on D): what D keeps
+    # through their joins, D' keeps too (separate._kept_joins).
+    related: tuple[exp.Query, ...] = ()
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
     _tied: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
     _inner: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees

@@ -202,7 +202,7 @@ def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
     a, b = t.entries[first], t.entries[second]
     assert a.tree is not None and b.tree is not None and a.answer and b.answer
     pair = Pair(t.executor, t.catalog, (a.tree, b.tree), witnesses=t.witnesses,
-                on_rows=t.on_rows)
+                on_rows=t.on_rows, related=_group_members(t, first, second))
     key = memo_key(t.witnesses.text(a.tree), t.witnesses.text(b.tree), exclude, t.options)
     kept = t.separations.get(key) if t.separations is not None else None
     if kept is None:
@@ -213,6 +213,20 @@ def _kept(t: Tournament, first: int, second: int, exclude: tuple[int, ...]
         if t.separations is not None:
             t.separations[key] = kept
     return pair, kept
+
+
+def _group_members(t: Tournament, first: int, second: int) -> tuple[exp.Query, ...]:
+    """The other members of the groups (on D) of two representatives, each text once."""
+    groups = {t.unit_of(first).group, t.unit_of(second).group}
+    trees = [t.entries[i].tree for u in t.units if u.group in groups for i in u.members]
+    seen = {t.witnesses.text(tree) for i in (first, second)
+            if (tree := t.entries[i].tree) is not None}
+    members = []
+    for tree in trees:
+        if tree is not None and (text := t.witnesses.text(tree)) not in seen:
+            seen.add(text)
+            members.append(tree)
+    return tuple(members)
 
 
 def _on_instance(t: Tournament, pair: Pair, kept: Separated) -> Any:
