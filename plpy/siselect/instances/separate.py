@@ -844,14 +844,17 @@ def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dic
         rows, unreadable = referenced_closure(pair.executor, pair.catalog, more, kept)
     rank = _rank(pair, meaning, found)
     limit = REFERENCES_LIMIT * max_rows
+
+    def keeps_rank(closure: tuple[str, list[int], list[str], int]) -> bool:
+        return closure[3] <= rank and len(closure[1]) <= limit
+
     closures = [("all", rows, unreadable, _rank(pair, meaning, rows))]
-    kept_rank = [c for c in closures if c[3] <= rank and len(c[1]) <= limit]
     # Without a reference found in the joins, the declared keys are all the references.
-    if not kept_rank and kept:
+    if not keeps_rank(closures[0]) and kept:
         rows, unreadable = referenced_closure(pair.executor, pair.catalog, found)
         if len(rows) > len(found):
             closures.append(("declared", rows, unreadable, _rank(pair, meaning, rows)))
-    chosen = next((c for c in closures if c[3] <= rank and len(c[1]) <= limit), None) or next(
+    chosen = next((c for c in closures if keeps_rank(c)), None) or next(
         (c for c in closures if c[3] <= DEGENERATE and len(c[1]) <= max_rows), None)
     if chosen is None:
         first = closures[0]
@@ -889,7 +892,7 @@ def _with_references(pair: Pair, meaning: Meaning, found: list[int], result: dic
 REFERENCES_LIMIT = 10
 
 KEY_CLOSED = ("the instance first found breaks a key, and none of its closures keeps its rank "
-              "within max_rows: this one was found among row sets that keep every key")
+              "within the rows allowed: this one was found among row sets that keep every key")
 
 
 def _key_closed(pair: Pair, options: Options, result: dict[str, Any], on_d: tuple[Rows, Rows],
