@@ -223,10 +223,11 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             # an instance that keeps the question's meaning: there a degenerate one shows a
             # difference the question does not ask about (a NULL speed one query filters),
             # where D showed none but the ties.
-            past = _search(pair, options, result, (a1, a2), closure, _cuts_as(pair, uncut))
+            whole = _cuts_as(pair, uncut)
+            past = _search(pair, options, result, (a1, a2), closure, whole)
             if past[0] is not None and _rank(pair, past[2], past[0]) < DEGENERATE:
                 found, chosen, meaning, notes = past
-                proposed = _cuts_as(pair, uncut)
+                proposed = whole
     except BudgetExceeded as exc:
         return _finish(result, pair, started, "nondeterministic" if tie else "timeout",
                        tie or exc.message)
