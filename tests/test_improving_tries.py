@@ -87,8 +87,10 @@ def test_a_better_rank_out_of_reach_stops_when_half_the_budget_is_spent(leagues)
     with_time.consider(first)
     counting.statements, before = 0, with_time.pair.tests
     assert sorted(with_time.minimised(max_rows=4)) == sorted(first)
-    # with time, the better rank took its IMPROVING_TRIES sets before the next rank's
-    assert with_time.pair.tests - before >= separation.IMPROVING_TRIES
+    # with time, the better rank was minimised first (to a 1-minimal set above max_rows, in
+    # 140 sets; 300, IMPROVING_TRIES, before ddmin stopped trying chunks that split chunks
+    # which failed alone), then the next rank's
+    assert with_time.pair.tests - before > 3 * 10
 
 
 def test_the_search_bounds_the_minimisation_by_the_pairs_budget(leagues, monkeypatch):
