@@ -20,8 +20,9 @@ from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.privileges import readable_columns
 
 InclusionId = tuple[str, tuple[str, ...], str, tuple[str, ...]]
+Target = tuple[str, tuple[str, ...]]  # an inclusion's S and its columns y
 Facts = tuple[dict[tuple[InclusionId, int], tuple[Any, int | None]],
-              dict[tuple[InclusionId, int], Any]]
+              dict[tuple[Target, int], Any]]
 
 
 def new_facts() -> Facts:
@@ -41,10 +42,14 @@ class Closure:
         self.inclusions = list(inclusions)
         self._ids = [(table, tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
                      for table, fk in self.inclusions]
+        # What a row of S offers does not depend on R: inclusions into one S.y (tens of
+        # tables referencing users.id) read and hold it once.
+        self._targets: list[Target] = [(fk.ref_table, tuple(fk.ref_columns))
+                                       for _, fk in self.inclusions]
         # Facts of D, not of a pair: a tournament's closures share them (``facts``), as its
         # separations of one pair away from one row and another read the same rows again.
         # (inclusion, row of R) -> (its x, its smallest partner or None);
-        # (inclusion, row of S) -> its y
+        # (S and y, row of S) -> its y
         self._needs, self._offers = facts if facts is not None else new_facts()
 
     @property
@@ -60,22 +65,30 @@ class Closure:
             return list(rows)
         closed = set(rows)
         added: list[int] = []
-        while True:
-            grouped = group_rows(closed, self.catalog)
+        offered: dict[Target, set[Any]] = {target: set() for target in self._targets}
+        # Each row is read once: a row whose partner was added has it from then on, and
+        # what is offered only grows, so only the rows added last can still lack one (a
+        # set of thousands of rows under tens of declared keys: every row looked at again
+        # for each partner added cost seconds a set, codebase_community 604 at scale 10).
+        fresh = closed
+        while fresh:
+            grouped = group_rows(fresh, self.catalog)
+            for target, values in offered.items():
+                if target[0] in grouped:
+                    values.update(self._offers[target, r] for r in self._read_offers(
+                        target, grouped[target[0]]))
             partners: set[int] = set()
-            for i, (table, inclusion) in enumerate(self.inclusions):
-                if table not in grouped:
-                    continue
-                offered = {self._offers[self._ids[i], r] for r in self._read_offers(
-                    i, grouped.get(inclusion.ref_table, []))}
-                partners |= {partner for x, partner in (self._needs[self._ids[i], r] for r in
-                                                          self._read_needs(i, grouped[table]))
-                             if x is not None and partner is not None and x not in offered}
-            partners -= closed
-            if not partners:
-                return [*rows, *sorted(added)]
-            closed |= partners
-            added += partners
+            for i, (table, _) in enumerate(self.inclusions):
+                if table in grouped:
+                    partners.update(
+                        partner for x, partner in (self._needs[self._ids[i], r] for r in
+                                                   self._read_needs(i, grouped[table]))
+                        if x is not None and partner is not None
+                        and x not in offered[self._targets[i]])
+            fresh = partners - closed
+            closed |= fresh
+            added += fresh
+        return [*rows, *sorted(added)]
 
     def prefetch(self, rows: Iterable[int]) -> None:
         """Read what ``rows`` join on (and their partners) in one statement per inclusion
@@ -86,7 +99,7 @@ class Closure:
             if table in grouped:
                 self._read_needs(i, grouped[table])
             if inclusion.ref_table in grouped:
-                self._read_offers(i, grouped[inclusion.ref_table])
+                self._read_offers(self._targets[i], grouped[inclusion.ref_table])
 
     def _read_needs(self, i: int, ids: list[int]) -> list[int]:
         """``ids`` (rows of inclusion ``i``'s R), each read from D once."""
@@ -117,18 +130,17 @@ class Closure:
                                                          None if partner is None else int(partner))
         return [r for r in ids if (self._ids[i], r) in self._needs]
 
-    def _read_offers(self, i: int, ids: list[int]) -> list[int]:
-        """``ids`` (rows of inclusion ``i``'s S), each read from D once."""
-        inclusion = self.inclusions[i][1]
-        new = [r for r in ids if (self._ids[i], r) not in self._offers]
+    def _read_offers(self, target: Target, ids: list[int]) -> list[int]:
+        """``ids`` (rows of ``target``'s S), each read from D once."""
+        new = [r for r in ids if (target, r) not in self._offers]
         if new:
-            ref = inclusion.ref_table
+            ref = target[0]
             s_table = self.catalog.tables[ref]
-            y = quote_ident(inclusion.ref_columns[0])
+            y = quote_ident(target[1][0])
             sql = (f"SELECT {rowids.row_id(s_table, self.catalog.number(ref), 't')} AS row_id, "
                    f"t.{y} AS joined "
                    f"FROM {rowids.source(s_table, readable_columns(self.catalog, ref))} AS t "
                    f"WHERE {rowids.matches(s_table, self.catalog.number(ref), 't', new)}")
             for row_id, joined in self.executor.run(sql).rows:
-                self._offers[self._ids[i], int(row_id)] = joined
-        return [r for r in ids if (self._ids[i], r) in self._offers]
+                self._offers[target, int(row_id)] = joined
+        return [r for r in ids if (target, r) in self._offers]
