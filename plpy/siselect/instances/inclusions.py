@@ -66,6 +66,7 @@ class Closure:
         closed = set(rows)
         added: list[int] = []
         offered: dict[Target, set[Any]] = {target: set() for target in self._targets}
+        unread: dict[Target, list[int]] = {target: [] for target in self._targets}
         # Each row is read once: a row whose partner was added has it from then on, and
         # what is offered only grows, so only the rows added last can still lack one (a
         # set of thousands of rows under tens of declared keys: every row looked at again
@@ -73,18 +74,21 @@ class Closure:
         fresh = closed
         while fresh:
             grouped = group_rows(fresh, self.catalog)
-            for target, values in offered.items():
-                if target[0] in grouped:
-                    values.update(self._offers[target, r] for r in self._read_offers(
-                        target, grouped[target[0]]))
+            for target, waiting in unread.items():
+                waiting.extend(grouped.get(target[0], ()))
             partners: set[int] = set()
             for i, (table, _) in enumerate(self.inclusions):
-                if table in grouped:
-                    partners.update(
-                        partner for x, partner in (self._needs[self._ids[i], r] for r in
-                                                   self._read_needs(i, grouped[table]))
-                        if x is not None and partner is not None
-                        and x not in offered[self._targets[i]])
+                if table not in grouped:
+                    continue
+                target = self._targets[i]
+                if unread[target]:  # what S offers, read only where a row of R looks
+                    offered[target].update(self._offers[target, r] for r in self._read_offers(
+                        target, unread[target]))
+                    unread[target] = []
+                partners.update(
+                    partner for x, partner in (self._needs[self._ids[i], r] for r in
+                                               self._read_needs(i, grouped[table]))
+                    if x is not None and partner is not None and x not in offered[target])
             fresh = partners - closed
             closed |= fresh
             added += fresh
