@@ -148,7 +148,7 @@ def test_complements_go_on_after_the_last_removed():
 @pytest.mark.parametrize("seed", range(3))
 def test_a_dense_set_costs_few_tests(seed):
     # 60 items of which 20 are needed, the shape of a HAVING COUNT(*) > 15 instance: about
-    # 200 distinct sets tested (Zeller's ddmin tests about 380 here).
+    # 140 distinct sets tested (Zeller's ddmin tests about 380 here).
     rng = random.Random(seed)
     items = list(range(60))
     needed = set(rng.sample(items, 20))
