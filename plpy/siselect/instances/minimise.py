@@ -57,11 +57,12 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool],
     while len(current) >= 2:
         deadline.check()  # each round builds O(len(current)) complements in Python
         chunks = _split(current, min(n, len(current)))
+        largest = len(chunks[0])  # _split puts the longer chunks first
         found: tuple[int, list[T]] | None = None
-        if len(chunks) > 2 and max(map(len, chunks)) > failed:
+        if len(chunks) > 2 and largest > failed:
             found = _first(range(len(chunks)), chunks.__getitem__, still_fails, ahead)
             if found is None:
-                failed = max(map(len, chunks))
+                failed = largest
         if found is not None:
             current, n, start, failed = found[1], 2, 0, 0
             continue

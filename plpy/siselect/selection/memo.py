@@ -10,7 +10,11 @@ member's answer on its instance, under a key made of
 - the separation options that change what is found (strategy, max_rows, seed, backend,
   with_references);
 
-so a second :func:`~siselect.selection.tournament.run_tournament` with the same candidates
+The other members of the two groups (``Pair.related``, whose joins D' keeps) are not in the
+key: a replay whose groups were split otherwise reuses the instance found first for the two
+representatives, as a replay should, and runs every member it has on it.
+
+So a second :func:`~siselect.selection.tournament.run_tournament` with the same candidates
 and another judge separates nothing again (``len(memo)`` does not grow). Which duels a
 tournament plays may depend on the judge (the adaptive schedule, separating again after a
 draw): a duel first met in a replay is separated then and kept for the next one.
