@@ -137,10 +137,10 @@ class CountingExecutor:
     def __init__(self, inner):
         self.inner, self.statements, self.texts, self.fetched = inner, 0, [], 0
 
-    def run(self, sql, max_rows=None):
+    def run(self, sql, max_rows=None, **trusted):
         self.statements += 1
         self.texts.append(sql)
-        rows = self.inner.run(sql, max_rows)
+        rows = self.inner.run(sql, max_rows, **trusted)
         self.fetched += len(rows.rows)
         return rows
 

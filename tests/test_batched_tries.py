@@ -12,6 +12,10 @@ from siselect.instances import separate as separation
 from siselect.instances.batch import batch_sql, run_together
 from siselect.instances.minimise import AHEAD_MOST, ddmin
 from siselect.instances.pair import BATCHES_FAILED_MOST, Pair
+from siselect.instances.shadow import Bound, restricted_sql
+from siselect.runtime import rowids
+from siselect.runtime.catalog import load_catalog
+from siselect.sqltext.transpile import to_tree
 
 # Publishers with more than 20 heroes against those with more than 10 counted over a left
 # join: the golden pair whose minimisation tests hundreds of sets.
@@ -95,22 +99,42 @@ def test_a_separation_runs_fewer_statements_for_the_same_instance(executor, monk
 
 
 def test_a_batch_gives_each_set_the_rows_its_own_statement_gives(executor):
-    texts = ["SELECT superhero_name FROM superhero WHERE id < 4 ORDER BY id DESC",
-             "SELECT superhero_name FROM superhero WHERE false",
-             "SELECT superhero_name FROM superhero WHERE id BETWEEN 10 AND 12 ORDER BY id"]
+    texts = [Bound("SELECT superhero_name FROM superhero WHERE id < 4 ORDER BY id DESC"),
+             Bound("SELECT superhero_name FROM superhero WHERE false"),
+             Bound("SELECT superhero_name FROM superhero WHERE id BETWEEN 10 AND 12 ORDER BY id")]
     together = run_together(executor, texts, 1000)
     assert together is not None
     for text, rows in zip(texts, together, strict=True):
-        alone = executor.run(text)
+        alone = executor.run(text.sql)
         assert (rows.columns, rows.rows) == (alone.columns, alone.rows)
     assert [len(r.rows) for r in together] == [3, 0, 3]
-    # One statement, whose shape does not hang on the row ids (string constants).
-    assert batch_sql(texts).count("UNION ALL") == 2
+    assert batch_sql(texts)[0].sql.count("UNION ALL") == 2
+
+
+def test_a_batch_binds_each_sets_row_ids_and_is_one_text_whatever_they_are(executor):
+    """Row sets of one shape give one batch text, their row ids bound in its parameters,
+    numbered on across the branches, whatever order the sets come in."""
+    catalog = load_catalog(executor)
+    tree = to_tree("SELECT superhero_name FROM superhero", "postgres", catalog)
+    ids = [int(r) for (r,) in executor.run(
+        f"SELECT {rowids.row_id(catalog.tables['superhero'], catalog.number('superhero'), 't')}"
+        " FROM superhero AS t ORDER BY id LIMIT 6").rows]
+    sets = [restricted_sql(tree, catalog, {"superhero": chunk})
+            for chunk in (ids[:1], ids[1:3], ids[3:6])]
+    first, _ = batch_sql(sets)
+    again, _ = batch_sql([sets[2], sets[0], sets[1]])
+    assert first.sql == again.sql and "$3" in first.sql and len(first.params) == 3
+    together = run_together(executor, sets, 1000)
+    assert together is not None
+    assert [len(r.rows) for r in together] == [1, 2, 3]
+    for text, rows in zip(sets, together, strict=True):
+        assert rows.rows == executor.run(text.sql, params=text.params).rows
 
 
 def test_a_batch_that_fails_on_one_set_gives_nothing(executor):
-    texts = ["SELECT 1 / COUNT(*) FROM superhero WHERE false",
-             "SELECT 1 / COUNT(*) FROM superhero"]
+    texts = [Bound("SELECT 1 / COUNT(*) FROM superhero WHERE false"),
+             Bound("SELECT 1 / COUNT(*) FROM superhero")]
     assert run_together(executor, texts, 1000) is None
     # Rows past the limit: nothing either (each set then runs alone, as before).
-    assert run_together(executor, ["SELECT id FROM superhero", "SELECT 1"], 10) is None
+    assert run_together(executor, [Bound("SELECT id FROM superhero"), Bound("SELECT 1")],
+                        10) is None

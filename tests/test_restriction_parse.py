@@ -2,12 +2,15 @@
 back for each text is the one sqlglot parses from that text (literals in their place); a
 restricted query's text is written once per shape and is the restricted tree's text."""
 
+import re
+
 from sqlglot import exp
 
 from siselect.instances import shadow
 from siselect.instances.shadow import restrict, restricted_sql
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
+from siselect.runtime.executor import quote_literal
 from siselect.sqltext.transpile import to_tree
 
 TEXTS = [
@@ -66,10 +69,15 @@ def test_restricted_text_is_the_restricted_trees_text(executor):
     for sql in QUERIES:
         tree = to_tree(sql, "postgres", catalog)
         for rows in row_sets:
-            text = restricted_sql(tree, catalog, rows)
-            assert text == restrict(tree, catalog, rows).sql("postgres"), (sql, rows)
-        assert len({executor.run(restricted_sql(tree, catalog, r)).rows.__repr__()
-                    for r in row_sets}) > 1  # the row sets do change the answer
+            bound = restricted_sql(tree, catalog, rows)
+            assert _literal(bound) == restrict(tree, catalog, rows).sql("postgres"), (sql, rows)
+            assert executor.run(bound.sql, params=bound.params).rows == executor.run(
+                restrict(tree, catalog, rows).sql("postgres")).rows
+        assert len({repr(executor.run(b.sql, params=b.params).rows) for b in (
+            restricted_sql(tree, catalog, r) for r in row_sets)}) > 1  # the row sets count
+        # Row sets of one shape: one text, their row ids bound to it.
+        one, other = (restricted_sql(tree, catalog, r) for r in row_sets[1:3])
+        assert one.sql == other.sql and one.params != other.params
     # One text per query and shape, not per row set.
     for sql in (QUERIES[0], QUERIES[-1]):
         shadow._TEXTS.clear()
@@ -78,3 +86,9 @@ def test_restricted_text_is_the_restricted_trees_text(executor):
             restricted_sql(tree, catalog, rows)
         assert len(shadow._TEXTS) == 1
         assert all(text is not None for _, text in shadow._TEXTS.values())  # no fallback
+
+
+def _literal(bound: shadow.Bound) -> str:
+    """``bound``'s text with each parameter written as the literal it stands for."""
+    return re.sub(r"\$(\d+)",
+                  lambda m: quote_literal(bound.params[int(m.group(1)) - 1].text), bound.sql)

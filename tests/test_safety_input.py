@@ -13,7 +13,8 @@ from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.dispatch import jsonb_text
 from siselect.instances.separate import Options, separate
 from siselect.runtime.errors import NotASelect, QueryFailed, SiselectError
-from siselect.runtime.executor import Rows, quote_ident
+from siselect.runtime.executor import Param, Rows, quote_ident
+from siselect.runtime.plpython import _values
 from siselect.selection.judges import NoJudge
 from siselect.selection.tournament import run_tournament
 from siselect.sqltext.check import parse_select
@@ -90,6 +91,32 @@ def test_postgres_refuses_writes_past_the_check_client_side(dsn, admin, superher
             unchecked("SELECT 1) AS _q; SET transaction_read_only = off; DELETE FROM colour; "
                       "SELECT * FROM (SELECT 1")
         assert caught.value.sqlstate == "42601"  # one statement per call, by the protocol
+    assert_clean(admin, before)
+
+
+COUNT_ROWS = "SELECT count(*) FROM superhero AS t WHERE t.ctid = ANY($1::tid[])"
+
+
+def test_parameters_are_siselects_row_ids_and_values_stay_data(dsn, admin, superhero, probe):
+    """Row ids travel as parameters: a text runs only with exactly its parameters bound (a
+    candidate's own ``$1`` is refused before anything runs), and a value is never read as
+    SQL, whatever it holds."""
+    before = db_state(admin)
+    with connect(dsn, superhero, statement_timeout_ms=10_000) as conn:
+        executor = PsycopgExecutor(conn)
+        two = Param("tid[]", '{"(0,1)","(0,2)"}')
+        for sql, params in [("SELECT $1::int", ()), (COUNT_ROWS, ()),
+                            ("SELECT 1", (two,)), (COUNT_ROWS, (two, two))]:
+            with pytest.raises(NotASelect) as refused:
+                executor.run(sql, params=params)
+            assert refused.value.sqlstate == "42601"
+        assert executor.run(COUNT_ROWS, params=(two,)).rows == [(2,)]
+        hostile = Param("tid[]", "{}'::tid[]); DELETE FROM colour; SELECT ('{\"(0,1)\"}")
+        with pytest.raises(QueryFailed) as caught:
+            executor.run(COUNT_ROWS, params=(hostile,))
+        assert caught.value.sqlstate == "22P02"  # a bad array, not a statement
+    # In the server a value is bound as the list of its elements: what is not one is dropped.
+    assert _values((hostile, Param("bigint[]", "{7,8}"))) == [["(0,1)"], [7, 8]]
     assert_clean(admin, before)
 
 

@@ -4,7 +4,7 @@ import psycopg
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import InvalidInput, QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident, wrap
+from siselect.runtime.executor import CheckedExecutor, Param, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
 
 
@@ -50,12 +50,12 @@ class PsycopgExecutor(CheckedExecutor):
         self.schemas, self._reach = list(visible), list(reach)
         self.max_bytes = answer_size.session_limit(max_bytes)
 
-    def _in_transaction(self, work, internal: bool = False):
+    def _in_transaction(self, work, internal: bool = False, raw: bool = False):
         try:
             # Rolled back, never committed: a read-only transaction still lets a query
             # change session settings and a few catalogs; the rollback undoes that.
             # Internal queries bind values as $1, $2 (as the server-side executor does).
-            cursor = psycopg.RawCursor(self.conn) if internal else self.conn.cursor()
+            cursor = psycopg.RawCursor(self.conn) if internal or raw else self.conn.cursor()
             with self.conn.transaction(force_rollback=True), cursor as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
                 if internal:
@@ -74,18 +74,22 @@ class PsycopgExecutor(CheckedExecutor):
     def run_internal(self, sql: str, params=()) -> list[tuple]:
         return self._in_transaction(lambda cur: self._all(cur, sql, list(params)), internal=True)
 
-    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
+               params: tuple[Param, ...] = ()) -> Rows:
         wrapped = wrap(sql)
 
         def fetch(cur) -> Rows:
             # PostgreSQL's grammar accepts only a query in a subquery (not PREPARE, LOCK or
-            # a data-modifying WITH); the extended protocol only one statement.
+            # a data-modifying WITH); the extended protocol only one statement. Values are
+            # bound to $1, $2, ... (a raw cursor: the text's own % signs stay as they are)
+            # as text of no type, which takes the type the text casts it to; psycopg
+            # prepares a text it has run a few times.
             with self.conn.pipeline():
-                cur.execute(wrapped)
+                cur.execute(wrapped, [p.text for p in params] or None)
             columns = [d.name for d in cur.description or []]
             if not cur.description:
                 return Rows(columns, [])
             data, truncated = answer_size.fetch_capped(cur.fetchmany, max_rows, self.max_bytes)
             return Rows(columns, canonical_rows(data), truncated)
 
-        return self._in_transaction(fetch)
+        return self._in_transaction(fetch, raw=bool(params))

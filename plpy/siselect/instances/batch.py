@@ -8,46 +8,48 @@ as the branches of one ``UNION ALL``, each tagged with its place: PostgreSQL pla
 branch as that text alone and appends their rows in order, so each set's rows are the ones
 (in the order) its own statement returns.
 
-The tags are string constants and the branches are sorted by the text around their string
-constants: the batch's shape (:attr:`siselect.runtime.pgcheck.Statement.shape`, what the
-checks and the server's column names are kept by) is then the same for batches of one size
-that restrict the same relations, whichever row ids they hold.
+Each text's row ids are parameters (:class:`.shadow.Bound`), numbered on across the
+branches. The branches are sorted by their text and tagged with their place in that order,
+so that batches of one size over row sets of the same shapes are one text, planned once.
 """
 
 from collections.abc import Sequence
 
-from siselect.instances.shadow import QUOTED
+from siselect.instances.shadow import Bound
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import Executor, Rows
+from siselect.runtime.executor import Executor, Param, Rows
 
 #: The tag column (no query's own column: it comes first, its name is ours).
 TAG = "__siselect_set"
 
 
-def _skeleton(text: str) -> str:
-    """``text`` with its string constants emptied: texts of one shape, one skeleton."""
-    return QUOTED.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else "''", text)
+def batch_sql(texts: Sequence[Bound]) -> tuple[Bound, list[int]]:
+    """One statement whose rows are each text's rows, tagged with the text's place in the
+    order returned (the branches' order: tag ``k`` is ``texts[order[k]]``)."""
+    order = sorted(range(len(texts)), key=lambda i: texts[i].template)
+    branches: list[str] = []
+    params: list[Param] = []
+    for k, i in enumerate(order):
+        # Line breaks: a trailing "--" comment of a text ends before the closing parenthesis.
+        branches.append(f"SELECT '{k}' AS {TAG}, * FROM (\n{texts[i].shifted(len(params))}"
+                        f"\n) AS {TAG}_q")
+        params += texts[i].params
+    return Bound("\nUNION ALL\n".join(branches), tuple(params)), order
 
 
-def batch_sql(texts: Sequence[str]) -> str:
-    """One statement whose rows are each text's rows, tagged with the text's place."""
-    order = sorted(range(len(texts)), key=lambda i: _skeleton(texts[i]))
-    # Line breaks: a trailing "--" comment of a text ends before the closing parenthesis.
-    return "\nUNION ALL\n".join(
-        f"SELECT '{i}' AS {TAG}, * FROM (\n{texts[i]}\n) AS {TAG}_q" for i in order)
-
-
-def run_together(executor: Executor, texts: Sequence[str], max_rows: int) -> list[Rows] | None:
+def run_together(executor: Executor, texts: Sequence[Bound], max_rows: int
+                 ) -> list[Rows] | None:
     """Each text's rows, from one statement; None when it failed (a query failing on one
     set fails them all: each then runs alone, as it would have) or when the rows of all
     together pass ``max_rows``."""
+    batch, order = batch_sql(texts)
     try:
-        got = executor.run(batch_sql(texts), max_rows=max_rows)
+        got = executor.run(batch.sql, max_rows=max_rows, params=batch.params)
     except QueryFailed:
         return None
     if got.truncated:
         return None
     rows: list[list[tuple]] = [[] for _ in texts]
     for row in got.rows:
-        rows[int(row[0])].append(tuple(row[1:]))
+        rows[order[int(row[0])]].append(tuple(row[1:]))
     return [Rows(list(got.columns[1:]), each) for each in rows]

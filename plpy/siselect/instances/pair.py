@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from sqlglot import exp
 
 from siselect.instances.batch import run_together
-from siselect.instances.shadow import RowsByTable, restricted_sql
+from siselect.instances.shadow import Bound, RowsByTable, restricted_sql
 from siselect.instances.ties import (
     inner_cut,
     tie_explained,
@@ -72,10 +72,10 @@ TOO_LARGE = AnswerTooLarge.sqlstate
 
 
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
-               text: str | None = None) -> Rows:
-    """``tree`` run (``text``: its text, when already written)."""
-    rows = executor.run(tree.sql(dialect="postgres") if text is None else text,
-                        max_rows=max_rows)
+               text: Bound | None = None) -> Rows:
+    """``tree`` run (``text``: what it became, when already written)."""
+    rows = (executor.run(tree.sql(dialect="postgres"), max_rows=max_rows) if text is None
+            else executor.run(text.sql, max_rows=max_rows, params=text.params))
     if rows.truncated:
         raise QueryFailed(
             f"the answer has more than {max_rows} rows, the most siselect compares", TOO_LARGE
@@ -154,19 +154,19 @@ def group_rows(rows: Iterable[int], catalog: Catalog) -> dict[str, list[int]]:
 
 @dataclass
 class OnRows:
-    """A tournament's answers on D's by the text that computed them, shared by its duels.
+    """A tournament's answers on D's by the statement that computed them, shared by its duels.
 
     A pair separated again (away from an earlier instance, per unit of a group split on a
     D') or in the other order tests the same row sets first, as the search is seeded: the
     same text on the same D in one read-only call gives the same answer. Bounded by the
     rows held: emptied when they pass :data:`HELD`."""
 
-    answers: dict[str, Rows] = field(default_factory=dict)
+    answers: dict[Bound, Rows] = field(default_factory=dict)
     held: int = 0
 
     HELD = 200_000
 
-    def get(self, text: str, compute: Callable[[], Rows]) -> Rows:
+    def get(self, text: Bound, compute: Callable[[], Rows]) -> Rows:
         found = self.answers.get(text)
         if found is None:
             found = compute()
@@ -200,7 +200,7 @@ class Pair:
     _variants: dict[exp.Query, exp.Query] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
     # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
-    _ahead: dict[str, Rows] = field(default_factory=dict)
+    _ahead: dict[Bound, Rows] = field(default_factory=dict)
     _batches_failed: int = 0
 
     def __post_init__(self) -> None:
@@ -208,7 +208,7 @@ class Pair:
         privileges.denied(self.executor, self.catalog)
 
     def run_strict(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
-                   text: str | None = None) -> Rows:
+                   text: Bound | None = None) -> Rows:
         """Run ``tree`` (or ``text``, what it became: errors are explained by ``tree``); an
         answer cut at ``max_rows`` cannot be compared, so it is an error."""
         self.check_budget()
@@ -218,7 +218,7 @@ class Pair:
             raise privileges.explain(exc, tree, self.catalog) from None
 
     def run(self, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
-            text: str | None = None) -> Rows:
+            text: Bound | None = None) -> Rows:
         """:meth:`run_strict`, but an error caused by the rows read is the answer
         (:class:`Failed`): what a query, or a reference judge's query, gives on D'."""
         try:

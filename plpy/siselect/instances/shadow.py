@@ -12,6 +12,7 @@ are expanded first (:mod:`siselect.runtime.views`), so D' reaches the rows they 
 import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from sqlglot import exp
@@ -19,7 +20,7 @@ from sqlglot import exp
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import quote_ident, quote_literal
+from siselect.runtime.executor import Param, quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
@@ -75,6 +76,7 @@ QUOTED = re.compile(r'"[^"]*(?:""[^"]*)*"|\'[^\']*(?:\'\'[^\']*)*\'')
 #: A mark no query text can hold by chance: a candidate's own literals are never taken for it.
 _MARK = f"__siselect_{secrets.token_hex(6)}_"
 _MARKED = re.compile(f"'{_MARK}(\\d+_\\d+)'")
+_SLOT = re.compile(f"'{_MARK}p(\\d+)'")  # a Bound's parameter k, before it is $k+1
 _KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
 _TEMPLATES: dict[str, exp.Expr] = {}
 _TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None]] = {}
@@ -155,13 +157,64 @@ def _masked_rows(catalog: Catalog, name: str, ids: Sequence[int | str], i: int
     return found[1], found[2]
 
 
-def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
-    """The text of ``restrict(tree, catalog, rows)``, the same (PostgreSQL's dialect).
+@dataclass(frozen=True)
+class Bound:
+    """A statement whose row ids are parameters, not literals in its text: the row sets of
+    one shape are one text, read, checked and planned once (parsing and planning a query
+    on a D' of a few rows cost several times running it). ``template`` holds parameter
+    ``k`` as a mark (never a candidate's text: the mark is random), :attr:`sql` as ``$k+1``;
+    ``params`` are the values, each with the type its literal was cast to: a parameter of
+    that type (not text cast in the query, which a plan made once for all values would
+    cast again at every row it filters)."""
+
+    template: str
+    params: tuple[Param, ...] = ()
+
+    @property
+    def sql(self) -> str:
+        found = _POSITIONAL.get(self.template)
+        if found is None:
+            found = _keep(_POSITIONAL, self.template, _SLOT.sub(
+                lambda m: f"${int(m.group(1)) + 1}", self.template))
+        return found
+
+    def shifted(self, by: int) -> str:
+        """The template with parameter ``k`` as ``k + by`` (for a statement of several)."""
+        return _SLOT.sub(lambda m: f"'{_MARK}p{int(m.group(1)) + by}'", self.template)
+
+
+_POSITIONAL: dict[str, str] = {}
+#: A text of marks i_j -> its template of slots, the marks' keys and types in slot order.
+_SLOTS: dict[str, tuple[str, list[str], list[str]] | None] = {}
+_CAST_SLOT = re.compile(f"CAST\\('{_MARK}p(\\d+)' AS (tid\\[\\]|bigint\\[\\])\\)", re.I)
+
+
+def _slotted(text: str) -> tuple[str, list[str], list[str]] | None:
+    """``text``'s marks ``i_j`` as slots ``p0``, ``p1``, ... in first-seen order (a relation
+    read twice has its marks twice: one slot each), the marks' keys and their types in slot
+    order; None when a mark is not cast to a type :data:`PARAM_TYPES` knows."""
+    if text in _SLOTS:
+        return _SLOTS[text]
+    keys: dict[str, int] = {}
+
+    def slot(match: re.Match) -> str:
+        return f"'{_MARK}p{keys.setdefault(match.group(1), len(keys))}'"
+
+    template = _MARKED.sub(slot, text)
+    types = {int(k): t.lower() for k, t in _CAST_SLOT.findall(template)}
+    if len(_SLOT.findall(template)) != len(_CAST_SLOT.findall(template)) \
+            or sorted(types) != list(range(len(keys))):
+        return _keep(_SLOTS, text, None)
+    return _keep(_SLOTS, text, (template, list(keys), [types[i] for i in range(len(keys))]))
+
+
+def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Bound:
+    """``restrict(tree, catalog, rows)`` as a :class:`Bound` (PostgreSQL's dialect).
 
     Minimising tests thousands of row sets of one pair, and copying the query's tree,
     restricting it and writing its text each time cost several times the statement itself:
     the text is written once per query and shape of its restrictions (the row ids masked),
-    and each row set's ids are put into it."""
+    and each row set's ids are bound to it."""
     masked: dict[str, str] = {}
     values: dict[str, str] = {}
     read = _READS.get(id(tree))
@@ -185,8 +238,12 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> str:
             # twice has its marks twice)
         entry = _keep(_TEXTS, key, (tree, text))
     if entry[1] is None:
-        return restrict(tree, catalog, rows).sql("postgres", copy=False)
-    return _MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1])
+        return Bound(restrict(tree, catalog, rows).sql("postgres", copy=False))
+    slotted = _slotted(entry[1])
+    if slotted is None:  # the row ids written in as literals
+        return Bound(_MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1]))
+    template, keys, types = slotted
+    return Bound(template, tuple(Param(t, values[k]) for k, t in zip(keys, types, strict=True)))
 
 
 def _restricted(tree: E, catalog: Catalog, subquery: Callable[[str], exp.Expr]) -> E:

@@ -9,7 +9,23 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from siselect.runtime.callpolicy import CallPolicy
-from siselect.runtime.pgcheck import Name, read_select
+from siselect.runtime.errors import NotASelect
+from siselect.runtime.pgcheck import Name, Statement, read_select
+
+#: Types a parameter may have, as PostgreSQL names them (see :class:`Param`).
+PARAM_TYPES = ("tid[]", "bigint[]")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A value bound to a parameter of a statement: siselect's own row ids, as the text of
+    an array literal of one of :data:`PARAM_TYPES`."""
+
+    type: str
+    text: str
+
+    def __post_init__(self) -> None:
+        assert self.type in PARAM_TYPES, self.type
 
 
 @dataclass
@@ -31,6 +47,8 @@ class Executor(Protocol):
     backend's helper executes them), checked like the statement itself.
     ``run_internal`` runs siselect's own catalog queries, with values bound as parameters,
     on the search path ``pg_catalog, pg_temp``; ``schemas`` are the caller's schemas.
+    ``params``: values bound to ``$1``, ``$2``, ... of ``sql`` (siselect's own row ids), so
+    that texts that differ only in them are one statement.
     """
 
     @property
@@ -43,6 +61,7 @@ class Executor(Protocol):
         *,
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
+        params: Sequence[Param] = (),
     ) -> Rows: ...
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]: ...
@@ -63,23 +82,37 @@ class CheckedExecutor:
         *,
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
+        params: Sequence[Param] = (),
     ) -> Rows:
         if self._policy is None:
             self._policy = CallPolicy(self.run_internal, self._reach)
         statement = read_select(sql)
+        _bound_as_read(statement, params)
         self._policy.check(statement, allow)
         for text in inner:
-            self._policy.check(read_select(text), allow)
-        return self._fetch(sql, max_rows, statement.shape)
+            inner_statement = read_select(text)
+            _bound_as_read(inner_statement, ())
+            self._policy.check(inner_statement, allow)
+        return self._fetch(sql, max_rows, statement.shape, tuple(params))
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         raise NotImplementedError
 
-    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
-        """Rows of ``sql``, which :meth:`run` read as one SELECT (tests call this directly
-        to show what PostgreSQL refuses on its own). It runs inside
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
+               params: tuple[Param, ...] = ()) -> Rows:
+        """Rows of ``sql`` (``params`` bound to its ``$1``, ``$2``, ...), which :meth:`run`
+        read as one SELECT (tests call this directly to show what PostgreSQL refuses on its
+        own). It runs inside
         :func:`wrap`, a text never read again: see that function."""
         raise NotImplementedError
+
+
+def _bound_as_read(statement: Statement, params: Sequence[Param]) -> None:
+    """Refuse a text whose parameters are not exactly the values given: a candidate's own
+    text has none (siselect binds only the row ids it wrote as ``$1``, ``$2``, ...)."""
+    if statement.params != len(params):
+        raise NotASelect(
+            "parameters ($1, ...) are not accepted: write the values into the query", "42601")
 
 
 def wrap(sql: str, aliases: Sequence[str] = ()) -> str:
@@ -121,9 +154,10 @@ class Trusting:
         *,
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
+        params: Sequence[Param] = (),
     ) -> Rows:
         return self.executor.run(
-            sql, max_rows, allow=self.allow | allow, inner=(*self.inner, *inner)
+            sql, max_rows, allow=self.allow | allow, inner=(*self.inner, *inner), params=params
         )
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:

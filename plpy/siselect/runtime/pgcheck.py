@@ -56,6 +56,7 @@ class Statement:
     # one shape differ in string constants only (the row ids of a D', say), on which no
     # query's columns depend (names and number come from the tree and the catalog).
     shape: str = ""
+    params: int = 0  # the highest parameter number ($1, $2, ...) in the text: 0 for none
 
 
 #: In pglast's JSON: a string constant's value, and the positions that move with its length.
@@ -73,6 +74,9 @@ def _shape(parsed: str) -> str:
 #: of one shape, and walking the tree cost more than running the query on a D'.
 _READ: dict[str, Statement] = {}
 _READ_KEPT = 512
+#: Statements read, by text: a text whose row ids are parameters is one text for all the
+#: row sets of its shape, and PostgreSQL's parse of it gives the same tree each time.
+_TEXTS: dict[str, Statement] = {}
 
 
 def read_select(sql: str) -> Statement:
@@ -81,6 +85,16 @@ def read_select(sql: str) -> Statement:
     Everything this decides and finds is read off the tree at places its shape keeps (node
     kinds and names; never a string constant's value or a position), so a text of a shape
     read before is that statement again: only PostgreSQL's parse is done anew."""
+    known = _TEXTS.get(sql)
+    if known is not None:
+        return known
+    if len(_TEXTS) >= _READ_KEPT:
+        _TEXTS.clear()
+    _TEXTS[sql] = statement = _read(sql)
+    return statement
+
+
+def _read(sql: str) -> Statement:
     try:
         parsed = parser.parse_sql_json(sql)
     except parser.ParseError as exc:
@@ -108,6 +122,7 @@ def read_select(sql: str) -> Statement:
         frozenset(found.operators),
         frozenset(found.types),
         shape,
+        found.params,
     )
     if len(_READ) >= _READ_KEPT:
         _READ.clear()
@@ -130,6 +145,7 @@ class _Found:
         self.fields: set[str] = set()
         self.operators: set[Name] = set()
         self.types: set[Name] = set()
+        self.params = 0
 
     def visit(self, node: Any) -> None:
         # An explicit stack: a deeply nested text must not exhaust Python's recursion.
@@ -158,10 +174,7 @@ class _Found:
                 kind = next(iter(inner), "?")
                 raise NotASelect(f"a WITH clause may hold queries only, not {kind}", "25006")
         elif key == "ParamRef":
-            raise NotASelect(
-                "parameters ($1, ...) are not accepted: write the values into the query",
-                "42601",
-            )
+            self.params = max(self.params, int(value.get("number", 0)))
         elif key == "FuncCall":
             name = _name(value.get("funcname", []))
             if name:

@@ -1,12 +1,13 @@
 """The executor over PL/Python's ``plpy`` (passed in by the SQL functions, never imported:
 outside the server no such module exists)."""
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Rows, quote_ident, wrap
+from siselect.runtime.executor import CheckedExecutor, Param, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
 
 
@@ -18,6 +19,9 @@ class _Stale(Exception):
 #: query on thousands of row sets, texts that differ in the row ids only, whose columns a
 #: zero-row probe (a plan of its own) found again each time.
 _SHAPES_KEPT = 256
+#: Plans kept of texts with parameters (row ids bound, not written): one per shape of
+#: restriction, each run on many row sets; a plan holds server memory while it is kept.
+_PLANS_KEPT = 256
 _TOO_MANY_ALIASES = "42P10"  # "table _q has 2 columns available but 3 columns specified"
 
 
@@ -64,6 +68,7 @@ class PlpyExecutor(CheckedExecutor):
         self.search_path = search_path
         self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
         self._columns: dict[str, list[str]] = {}
+        self._bound: dict[tuple[str, tuple[str, ...]], Any] = {}
         first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
         self._read_only = first["read_only"] == "on"
         self.max_bytes = answer_size.session_limit(first["max_bytes"])
@@ -102,14 +107,27 @@ class PlpyExecutor(CheckedExecutor):
         assert len(set(names)) == len(names), f"internal query repeats a column name: {names}"
         return [tuple(row[n] for n in names) for row in result]
 
-    def _fetch(self, sql: str, max_rows: int | None, shape: str = "") -> Rows:
+    def _bound_plan(self, sql: str, params: tuple[Param, ...]) -> Any:
+        """The plan of ``sql`` with parameters of the types of ``params``, prepared once
+        while kept: parsing, analysing and planning a restricted query cost several times
+        running it on a D' of a few rows."""
+        key = (sql, tuple(p.type for p in params))
+        plan = self._bound.get(key)
+        if plan is None:
+            if len(self._bound) >= _PLANS_KEPT:
+                self._bound.clear()
+            plan = self._bound[key] = self.plpy.prepare(sql, list(key[1]))
+        return plan
+
+    def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
+               params: tuple[Param, ...] = ()) -> Rows:
         if not self._read_only:
             # The SQL function that called us must carry SET transaction_read_only = on.
             raise QueryFailed("siselect runs queries only in a read-only transaction", "25006")
         columns = self._columns.get(shape) if shape else None
         if columns is not None:
             try:
-                return self._fetch_as(sql, columns, max_rows)
+                return self._fetch_as(sql, columns, max_rows, params)
             except _Stale:
                 # More columns than kept (a concurrent ALTER TABLE under SELECT *): probe.
                 del self._columns[shape]
@@ -117,29 +135,33 @@ class PlpyExecutor(CheckedExecutor):
                 if exc.sqlstate != _TOO_MANY_ALIASES:  # fewer columns than kept: probe
                     raise
                 del self._columns[shape]
-        columns = self._in_subtransaction(lambda: self._probe(sql))
+        columns = self._in_subtransaction(lambda: self._probe(sql, params))
         if shape:
             if len(self._columns) >= _SHAPES_KEPT:
                 self._columns.clear()
             self._columns[shape] = columns
-        return self._fetch_as(sql, columns, max_rows)
+        return self._fetch_as(sql, columns, max_rows, params)
 
-    def _probe(self, sql: str) -> list[str]:
+    def _probe(self, sql: str, params: tuple[Param, ...] = ()) -> list[str]:
         """The names of ``sql``'s columns, from a plan that runs no row."""
-        plan = self.plpy.prepare(f"{wrap(sql)} LIMIT 0")
+        plan = self.plpy.prepare(f"{wrap(sql)} LIMIT 0", [p.type for p in params])
+        values = _values(params)
         # A cursor opens on a plan of one statement only: PostgreSQL itself proves the plan
         # holds nothing else before it runs (plpy.execute would run every one).
-        self.plpy.cursor(plan, []).close()
-        return list(self.plpy.execute(plan).colnames())
+        self.plpy.cursor(plan, values).close()
+        return list(self.plpy.execute(plan, values).colnames())
 
-    def _fetch_as(self, sql: str, columns: list[str], max_rows: int | None) -> Rows:
+    def _fetch_as(self, sql: str, columns: list[str], max_rows: int | None,
+                  params: tuple[Param, ...] = ()) -> Rows:
         """Rows of ``sql`` under positional aliases: rows come back as dicts, which would
         merge two columns of one name."""
         aliases = [f"c{i}" for i in range(len(columns))]
         wrapped = wrap(sql, aliases)
 
         def fetch() -> tuple[list[tuple], bool]:
-            cursor = self.plpy.cursor(wrapped)
+            # Through a cursor, whether planned here or before: one statement only.
+            cursor = (self.plpy.cursor(self._bound_plan(wrapped, params), _values(params))
+                      if params else self.plpy.cursor(wrapped))
 
             def batch(size: int) -> list[tuple]:
                 got = cursor.fetch(size)
@@ -153,6 +175,16 @@ class PlpyExecutor(CheckedExecutor):
 
         data, truncated = self._in_subtransaction(fetch)
         return Rows(columns, canonical_rows(data), truncated)
+
+
+_TID = re.compile(r"\(\d+,\d+\)")
+
+
+def _values(params: tuple[Param, ...]) -> list[list[Any]]:
+    """``params`` as PL/Python binds an array: a list of its elements (a string would be
+    taken for the sequence of its characters)."""
+    return [_TID.findall(p.text) if p.type == "tid[]"
+            else [int(v) for v in p.text.strip("{}").split(",") if v] for p in params]
 
 
 def _query_failed(plpy: Any, exc: Any) -> QueryFailed:

@@ -94,7 +94,7 @@ class ReplayExecutor:
 
     def run(self, sql: str, max_rows: int | None = None, **trusted: Any) -> Rows:
         key = (sql, max_rows, tuple(sorted(trusted.get("allow", ()))),
-               tuple(trusted.get("inner", ())))
+               tuple(trusted.get("inner", ())), tuple(trusted.get("params", ())))
         if key not in self._seen:
             self.queries += 1
             try:
