@@ -63,7 +63,7 @@ def test_restricted_text_is_the_restricted_trees_text(executor):
     catalog = load_catalog(executor)
     ids = {name: [int(r) for (r,) in executor.run(
         f"SELECT {rowids.row_id(catalog.tables[name], catalog.number(name), 't')} "
-        f"FROM {name} AS t LIMIT 40").rows] for name in ("superhero", "publisher", "hero_power")}
+        f"FROM {name} AS t LIMIT 80").rows] for name in ("superhero", "publisher", "hero_power")}
     row_sets = [{}, {n: v[:3] for n, v in ids.items()}, {n: v[5:40] for n, v in ids.items()},
                 {"superhero": ids["superhero"][:20]}]
     for sql in QUERIES:
@@ -75,9 +75,13 @@ def test_restricted_text_is_the_restricted_trees_text(executor):
                 restrict(tree, catalog, rows).sql("postgres")).rows
         assert len({repr(executor.run(b.sql, params=b.params).rows) for b in (
             restricted_sql(tree, catalog, r) for r in row_sets)}) > 1  # the row sets count
-        # Row sets of one shape: one text, their row ids bound to it.
-        one, other = (restricted_sql(tree, catalog, r) for r in row_sets[1:3])
+        # Row sets of one shape: one text, their row ids bound to it; a larger one written
+        # in (planned with its row ids).
+        one, other = (restricted_sql(tree, catalog, r) for r in (
+            row_sets[1], {n: v[3:9] for n, v in ids.items()}))
         assert one.sql == other.sql and one.params != other.params
+        assert len(ids["superhero"]) > shadow.BOUND_MOST  # every query reads superhero
+        assert not restricted_sql(tree, catalog, ids).params
     # One text per query and shape, not per row set.
     for sql in (QUERIES[0], QUERIES[-1]):
         shadow._TEXTS.clear()

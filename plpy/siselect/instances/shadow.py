@@ -183,6 +183,13 @@ class Bound:
         return _SLOT.sub(lambda m: f"'{_MARK}p{int(m.group(1)) + by}'", self.template)
 
 
+#: Rows of a D' bound as parameters, at most. A plan made once for all values takes each
+#: array for a few rows (PostgreSQL's guess for an array it does not see), and a server
+#: keeps it once it costs no more than the first plans made with their values: a set of
+#: thousands of rows (the union of the witnesses, a start set) would then be joined as a
+#: few, by nested loops. Larger sets are written in, planned with their values, and cost
+#: far more to run than to plan.
+BOUND_MOST = 64
 _POSITIONAL: dict[str, str] = {}
 #: A text of marks i_j -> its template of slots, the marks' keys and types in slot order.
 _SLOTS: dict[str, tuple[str, list[str], list[str]] | None] = {}
@@ -240,7 +247,8 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Boun
     if entry[1] is None:
         return Bound(restrict(tree, catalog, rows).sql("postgres", copy=False))
     slotted = _slotted(entry[1])
-    if slotted is None:  # the row ids written in as literals
+    if slotted is None or sum(len(rows.get(name, ())) for name in read[2]) > BOUND_MOST:
+        # The row ids written in as literals: the planner sees how many rows each holds.
         return Bound(_MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1]))
     template, keys, types = slotted
     return Bound(template, tuple(Param(t, values[k]) for k, t in zip(keys, types, strict=True)))
