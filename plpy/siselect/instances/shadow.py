@@ -65,7 +65,7 @@ def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: boo
     listed = ("*" if whole(catalog, name) and table.identity != "content"
               else ", ".join(f"t.{quote_ident(c)}" for c in columns))
     sql = (f"SELECT {listed} FROM {rowids.source(table, columns)} AS t "
-           f"WHERE {rowids.matches(table, catalog.number(name), 't', ids)}")
+           f"WHERE {rowids.matches(table, catalog.number(name), 't', ids, empty_array=True)}")
     return sql + f" ORDER BY {rowids.order(table, 't')}" if ordered else sql
 
 

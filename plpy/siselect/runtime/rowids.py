@@ -113,10 +113,13 @@ def source(table: Table, columns: Sequence[str], ordinal: str = ORDINAL) -> str:
             f"AS {ordinal} FROM {relation(table)})")
 
 
-def matches(table: Table, number: int, ref: str, ids: Sequence[int | str]) -> str:
+def matches(table: Table, number: int, ref: str, ids: Sequence[int | str],
+            empty_array: bool = False) -> str:
     """A condition on FROM item ``ref`` (from :func:`source`) that holds for the rows
-    ``ids`` of ``table``: encoded row ids, or for a ``ctid`` table also ctid texts."""
-    if not ids:
+    ``ids`` of ``table``: encoded row ids, or for a ``ctid`` table also ctid texts.
+    ``empty_array``: no ids as an empty array, as any other set of a table read by its
+    ``ctid`` is written (one text for both, its arrays bound as parameters)."""
+    if not ids and (table.identity == "content" or not empty_array):
         return "false"  # read nothing: no scan, no numbering
     if table.identity == "content":
         return f"{ref}.{ORDINAL} = ANY({_bigint_array([low(int(i)) for i in ids])})"
