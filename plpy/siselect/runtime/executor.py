@@ -102,8 +102,7 @@ class CheckedExecutor:
                params: tuple[Param, ...] = ()) -> Rows:
         """Rows of ``sql`` (``params`` bound to its ``$1``, ``$2``, ...), which :meth:`run`
         read as one SELECT (tests call this directly to show what PostgreSQL refuses on its
-        own). It runs inside
-        :func:`wrap`, a text never read again: see that function."""
+        own). It runs inside :func:`wrap`, a text never read again: see that function."""
         raise NotImplementedError
 
 
