@@ -20,7 +20,7 @@ from sqlglot import exp
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import Param, quote_ident, quote_literal
+from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
@@ -193,13 +193,14 @@ BOUND_MOST = 1024
 _POSITIONAL: dict[str, str] = {}
 #: A text of marks i_j -> its template of slots, the marks' keys and types in slot order.
 _SLOTS: dict[str, tuple[str, list[str], list[str]] | None] = {}
-_CAST_SLOT = re.compile(f"CAST\\('{_MARK}p(\\d+)' AS (tid\\[\\]|bigint\\[\\])\\)", re.I)
+_CAST_SLOT = re.compile(
+    f"CAST\\('{_MARK}p(\\d+)' AS ({'|'.join(map(re.escape, PARAM_TYPES))})\\)", re.I)
 
 
 def _slotted(text: str) -> tuple[str, list[str], list[str]] | None:
     """``text``'s marks ``i_j`` as slots ``p0``, ``p1``, ... in first-seen order (a relation
     read twice has its marks twice: one slot each), the marks' keys and their types in slot
-    order; None when a mark is not cast to a type :data:`PARAM_TYPES` knows."""
+    order; None when a mark is not cast to one of :data:`PARAM_TYPES`."""
     if text in _SLOTS:
         return _SLOTS[text]
     keys: dict[str, int] = {}
@@ -208,9 +209,9 @@ def _slotted(text: str) -> tuple[str, list[str], list[str]] | None:
         return f"'{_MARK}p{keys.setdefault(match.group(1), len(keys))}'"
 
     template = _MARKED.sub(slot, text)
-    types = {int(k): t.lower() for k, t in _CAST_SLOT.findall(template)}
-    if len(_SLOT.findall(template)) != len(_CAST_SLOT.findall(template)) \
-            or sorted(types) != list(range(len(keys))):
+    cast = _CAST_SLOT.findall(template)
+    types = {int(k): t.lower() for k, t in cast}
+    if len(_SLOT.findall(template)) != len(cast) or sorted(types) != list(range(len(keys))):
         return _keep(_SLOTS, text, None)
     return _keep(_SLOTS, text, (template, list(keys), [types[i] for i in range(len(keys))]))
 

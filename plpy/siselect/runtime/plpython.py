@@ -19,8 +19,9 @@ class _Stale(Exception):
 #: query on thousands of row sets, texts that differ in the row ids only, whose columns a
 #: zero-row probe (a plan of its own) found again each time.
 _SHAPES_KEPT = 256
-#: Plans kept of texts with parameters (row ids bound, not written): one per shape of
-#: restriction, each run on many row sets; a plan holds server memory while it is kept.
+#: Plans kept: siselect's own queries, and texts with parameters (row ids bound, not
+#: written), one per shape of restriction run on many row sets; a plan holds server memory
+#: while it is kept.
 _PLANS_KEPT = 256
 _TOO_MANY_ALIASES = "42P10"  # "table _q has 2 columns available but 3 columns specified"
 
@@ -68,17 +69,22 @@ class PlpyExecutor(CheckedExecutor):
         self.search_path = search_path
         self._plans: dict[tuple[str, tuple[str, ...]], Any] = {}
         self._columns: dict[str, list[str]] = {}
-        self._bound: dict[tuple[str, tuple[str, ...]], Any] = {}
         first = self._in_subtransaction(lambda: self._execute(_SCHEMAS)[0])
         self._read_only = first["read_only"] == "on"
         self.max_bytes = answer_size.session_limit(first["max_bytes"])
         self.schemas, self._reach = list(first["visible"]), list(first["reach"])
 
     def _plan(self, sql: str, types: tuple[str, ...] = ()) -> Any:
+        """The plan of ``sql`` with parameters of ``types``, prepared once while kept:
+        parsing, analysing and planning a restricted query cost several times running it
+        on a D' of a few rows."""
         key = (sql, types)
-        if key not in self._plans:
-            self._plans[key] = self.plpy.prepare(sql, list(types))
-        return self._plans[key]
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _PLANS_KEPT:
+                self._plans.clear()
+            plan = self._plans[key] = self.plpy.prepare(sql, list(types))
+        return plan
 
     def _execute(self, sql: str, params: Sequence[Any] = (), limit: int = 0) -> Any:
         plan = self._plan(sql, tuple(_pg_type(p) for p in params))
@@ -106,18 +112,6 @@ class PlpyExecutor(CheckedExecutor):
         # Rows come back as dicts: a repeated column name would lose a column silently.
         assert len(set(names)) == len(names), f"internal query repeats a column name: {names}"
         return [tuple(row[n] for n in names) for row in result]
-
-    def _bound_plan(self, sql: str, params: tuple[Param, ...]) -> Any:
-        """The plan of ``sql`` with parameters of the types of ``params``, prepared once
-        while kept: parsing, analysing and planning a restricted query cost several times
-        running it on a D' of a few rows."""
-        key = (sql, tuple(p.type for p in params))
-        plan = self._bound.get(key)
-        if plan is None:
-            if len(self._bound) >= _PLANS_KEPT:
-                self._bound.clear()
-            plan = self._bound[key] = self.plpy.prepare(sql, list(key[1]))
-        return plan
 
     def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
                params: tuple[Param, ...] = ()) -> Rows:
@@ -160,7 +154,8 @@ class PlpyExecutor(CheckedExecutor):
 
         def fetch() -> tuple[list[tuple], bool]:
             # Through a cursor, whether planned here or before: one statement only.
-            cursor = (self.plpy.cursor(self._bound_plan(wrapped, params), _values(params))
+            cursor = (self.plpy.cursor(self._plan(wrapped, tuple(p.type for p in params)),
+                                       _values(params))
                       if params else self.plpy.cursor(wrapped))
 
             def batch(size: int) -> list[tuple]:
