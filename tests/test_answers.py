@@ -1,8 +1,10 @@
 """Comparing answers: the paper's rules (NULL rows, duplicates, sets, column order) and
 the numeric tolerances for SQL against SQL and SQL against the judge."""
 
+import datetime
 import doctest
 import math
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
@@ -19,6 +21,7 @@ from siselect.runtime.answers import (
     parse_number,
     same_answer,
 )
+from siselect.runtime.values import canonical_rows
 
 
 def test_doctests():
@@ -171,3 +174,47 @@ def test_same_answer_is_symmetric_and_agrees_with_keys(a, b):
     assert same_answer(a, b) == same_answer(b, a)
     if answer_key(a) == answer_key(b):
         assert same_answer(a, b)
+
+
+def test_a_missing_row_without_numbers_decides_without_an_index(monkeypatch):
+    """Two answers of names that differ are told apart without indexing either: no
+    tolerance matches a row that has no number with another row."""
+    def no_index(self):
+        raise AssertionError("indexed")
+
+    monkeypatch.setattr(answers._Side, "index", no_index)
+    names = [(f"hero {i}", None) for i in range(1000)]
+    assert not same_answer(names, names[:-1])
+    assert not same_answer(names[:-1], names)
+    # With numbers, the rows that differ still go through the tolerant comparison.
+    monkeypatch.undo()
+    assert same_answer([("a", 1.0000000001), ("b", None)], [("b", None), ("a", 1.0)])
+    assert not same_answer([("a", 1.0), ("b", None)], [("a", 1.0), ("c", None)])
+    assert not same_answer([("a", 1.0), ("b", None)], [("a", 1.1), ("b", None)])
+
+
+pairs_st = st.lists(st.tuples(st.one_of(st.none(), st.sampled_from("abc")), st.one_of(
+    st.none(), st.sampled_from([1, 2, 1.0000000001, 1.5, 2.0000001]))), max_size=6)
+
+
+@given(pairs_st, pairs_st)
+def test_same_answer_agrees_with_a_comparison_row_by_row(a, b):
+    """same_answer's shortcuts (a row without numbers, hashing, cells) agree with matching
+    every row against every other by numbers_match, on rows of one text and one number."""
+    def matched(row, others):
+        return any(r[0] == row[0] and len(r[1]) == len(row[1]) and all(
+            answers.numbers_match(x, y, answers.SQL_TOLERANCE)
+            for x, y in zip(r[1], row[1], strict=True)) for r in others)
+    na, nb = normalise(a), normalise(b)
+    assert same_answer(a, b) == (all(matched(r, nb) for r in na)
+                                 and all(matched(r, na) for r in nb))
+
+
+def test_fetched_rows_come_back_as_canonical_tuples():
+    """Rows of plain values are taken as they are; one value to convert anywhere in a row
+    converts the row (a NaN after a name, a Decimal, a date, an array)."""
+    rows = [("a", 1, None, True), ["b", 2], ("c", math.nan), (Decimal("2.50"), "d"),
+            (Decimal("3"),), ("e", datetime.date(2024, 1, 31)), ("f", [Decimal("1.5"), None])]
+    assert canonical_rows(rows) == [("a", 1, None, True), ("b", 2), ("c", None), (2.5, "d"),
+                                    (3,), ("e", "2024-01-31"), ("f", [1.5, None])]
+    assert all(type(r) is tuple for r in canonical_rows(rows))
