@@ -214,7 +214,9 @@ def test_fetched_rows_come_back_as_canonical_tuples():
     """Rows of plain values are taken as they are; one value to convert anywhere in a row
     converts the row (a NaN after a name, a Decimal, a date, an array)."""
     rows = [("a", 1, None, True), ["b", 2], ("c", math.nan), (Decimal("2.50"), "d"),
-            (Decimal("3"),), ("e", datetime.date(2024, 1, 31)), ("f", [Decimal("1.5"), None])]
+            (Decimal("3"),), ("e", datetime.date(2024, 1, 31)), ("f", [Decimal("1.5"), None]),
+            ("g", [1, "x", None]), ([2, math.nan],)]
     assert canonical_rows(rows) == [("a", 1, None, True), ("b", 2), ("c", None), (2.5, "d"),
-                                    (3,), ("e", "2024-01-31"), ("f", [1.5, None])]
+                                    (3,), ("e", "2024-01-31"), ("f", [1.5, None]),
+                                    ("g", [1, "x", None]), ([2, None],)]
     assert all(type(r) is tuple for r in canonical_rows(rows))
