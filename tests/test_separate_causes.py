@@ -38,6 +38,7 @@ from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.selection import tournament
 from siselect.selection.judges import ReferenceJudge
+from siselect.sqltext import nondeterminism
 from siselect.sqltext.transpile import to_tree
 
 SCHEMA = "separate_causes"
@@ -326,24 +327,29 @@ def test_an_answer_that_hangs_on_ties_below_the_top_separates_nothing(causes):
     assert pair.separation(untied) is not None
 
 
-def test_the_inner_tie_check_writes_each_querys_text_once_per_shape(causes):
-    """The check runs the same few queries at every row set tested: each is kept once per
-    pair and its text on D' written once per shape (shadow's cache), not copied, restricted
-    and written anew per row set (financial 95: a third of its tournament)."""
+def test_the_inner_tie_check_writes_each_querys_text_once_per_shape(causes, monkeypatch):
+    """The check runs the same few queries at every row set tested: they are made once per
+    query (not copied and walked again per row set: student_club x100 1365) and each text
+    on D' written once per shape (shadow's cache), not restricted and written anew per row
+    set (financial 95: a third of its tournament)."""
+    made = []
+    monkeypatch.setattr(nondeterminism, "probes", lambda tree, probes=nondeterminism.probes:
+                        made.append(tree) or probes(tree))
     catalog = load_catalog(causes)
     trees = (to_tree(BEST_EVENT, "postgres", catalog), to_tree(FIRST_MEETING, "postgres",
                                                                 catalog))
     pair = Pair(causes, catalog, trees)
     events = ids_of(causes, "event", [1, 2, 3])
     assert pair.separation(ids_of(causes, "attendance", [1, 4]) + events) is None
-    variants = list(pair._variants.values())
+    variants = [v for probes in pair._inner.values() for _, v in probes.variants]
     written = {key for key in shadow._TEXTS if key[0] in {id(v) for v in variants}}
     assert variants and {key[0] for key in written} == {id(v) for v in variants}
     # Other rows of the same shape (one attendance each, tied again): no new query, no new text.
     assert pair.separation(ids_of(causes, "attendance", [2, 4]) + events) is None
-    assert list(pair._variants.values()) == variants
-    assert all(a is b for a, b in zip(pair._variants.values(), variants, strict=True))
+    assert pair.separation(ids_of(causes, "attendance", [3, 4]) + events) is None
+    assert [v for probes in pair._inner.values() for _, v in probes.variants] == variants
     assert {key for key in shadow._TEXTS if key[0] in {id(v) for v in variants}} == written
+    assert len(made) == 1  # the derived table's cut, probed: made once for three row sets
 
 
 def test_the_separating_instance_has_a_best_attended_event(causes):

@@ -195,9 +195,8 @@ class Pair:
     related: tuple[exp.Query, ...] = ()
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
     _tied: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
-    _inner: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
-    # The queries the inner-tie check runs, one object per distinct query (equal trees).
-    _variants: dict[exp.Query, exp.Query] = field(default_factory=dict)
+    # The probes of the inner-tie check, by id of one of trees (nondeterminism.probes).
+    _inner: dict[int, nondeterminism.Probes] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
     # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
     _ahead: dict[Bound, Rows] = field(default_factory=dict)
@@ -369,16 +368,17 @@ class Pair:
             return False
         if id(tree) not in self._inner:
             # Without its top-level cut (with_ties reads that one): check sees the inner ones.
-            self._inner[id(tree)] = uncut(tree)
+            # Made once, so that each probe is one object whose text on D' restricted_sql
+            # writes once per shape (financial 95 spent a third of its tournament writing a
+            # new copy per row set; student_club x100 1365 a tenth copying the query).
+            self._inner[id(tree)] = self.remember(
+                "inner tie probes", tree, lambda: nondeterminism.probes(uncut(tree)))
+        inner = self._inner[id(tree)]
         return nondeterminism.check(partial(self._run_variant, grouped=grouped),
-                                    self._inner[id(tree)]) is not None
+                                    inner.tree, inner) is not None
 
     def _run_variant(self, variant: exp.Query, grouped: RowsByTable) -> Rows:
-        """``variant`` on D' = ``grouped``. check makes its variants anew at every row set
-        tested; the first object equal to each is kept, so restricted_sql writes its text
-        once per shape, not a copy restricted and written per row set (financial 95 spent
-        a third of its tournament there)."""
-        variant = self._variants.setdefault(variant, variant)
+        """``variant`` on D' = ``grouped``."""
         return self.run_strict(variant, text=restricted_sql(variant, self.catalog, grouped))
 
     def separates(self, rows: Iterable[int]) -> bool:

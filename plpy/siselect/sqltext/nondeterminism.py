@@ -13,6 +13,7 @@ that differ only there are not separable. :func:`static_reason` reads the query;
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -57,50 +58,79 @@ _CUT_PICK_COMBINATIONS = [(ASC, ASC), (DESC, DESC), *((s, s) for s in SCRAMBLED)
                           (ASC, DESC), (DESC, ASC)]
 
 
-def check(run: Run, tree: exp.Query) -> str | None:
+@dataclass(frozen=True)
+class Probes:
+    """The variants of a query that :func:`check` runs: made once per query, whatever the
+    data (a search checks thousands of row sets: copying and walking the query for each
+    cost more than running them, student_club x100 task 1365)."""
+
+    tree: exp.Query
+    concat: tuple[exp.Query, exp.Query] | None  # a GROUP_CONCAT's two orders
+    variants: tuple[tuple[tuple[str | None, str | None], exp.Query], ...]  # (cut, pick)
+    has_cuts: bool
+    has_windows: bool
+    top_cuts: bool  # a LIMIT or OFFSET at any level (else only windows tie)
+
+
+def probes(tree: exp.Query) -> Probes:
+    """The probes of ``tree`` (see :func:`check`)."""
+    has_windows = _tie_break_windows(tree, ASC) is not None
+    has_cuts = _tie_break_cuts(tree, ASC) is not None or has_windows
+    has_picks = _tie_break_picks(tree, ASC) is not None
+    concat = None
+    if _concat_keys(tree):
+        base = _tie_break_picks(_tie_break_cuts(tree, ASC) or tree, ASC) or tree
+        concat = (base, _concat_order(base, DESC) or base)
+    variants = []
+    if has_cuts or has_picks:
+        combinations = [(c if has_cuts else None, p if has_picks else None)
+                        for c, p in _CUT_PICK_COMBINATIONS]
+        for cut, pick in dict.fromkeys(combinations):
+            variant = tree
+            if cut is not None:
+                variant = _tie_break_cuts(variant, cut) or variant
+                variant = _tie_break_windows(variant, cut) or variant
+            if pick is not None:
+                variant = _tie_break_picks(variant, pick) or variant
+            variants.append(((cut, pick), variant))
+    return Probes(tree, concat, tuple(variants), has_cuts, has_windows,
+                  any(_cuts(q) for q in tree.find_all(exp.Select, exp.SetOperation)))
+
+
+def check(run: Run, tree: exp.Query, made: Probes | None = None) -> str | None:
     """Why the result of ``tree`` (PostgreSQL) on the data ``run`` reads depends on ties.
 
     Runs the query with every ORDER BY ... LIMIT (and every bare-column pick of the
     SQLite rewrite) broken in ascending, descending and scrambled order of the output;
     different results mean the engine's choice among tied rows shows. GROUP_CONCATs are
     run in ascending and descending order of their values: different results mean the
-    concatenation order shows. None otherwise.
+    concatenation order shows. None otherwise. ``made``: ``probes(tree)``, made before.
     """
-    has_windows = _tie_break_windows(tree, ASC) is not None
-    has_cuts = _tie_break_cuts(tree, ASC) is not None or has_windows
-    has_picks = _tie_break_picks(tree, ASC) is not None
-    if _concat_keys(tree):
-        base = _tie_break_picks(_tie_break_cuts(tree, ASC) or tree, ASC) or tree
+    made = made if made is not None and made.tree is tree else probes(tree)
+    if made.concat is not None:
+        base, reversed_ = made.concat
         try:
             if Counter(map(_hashable, run(base).rows)) != Counter(
-                    map(_hashable, run(_concat_order(base, DESC) or base).rows)):
+                    map(_hashable, run(reversed_).rows)):
                 return CONCAT_ORDER
         except QueryFailed as exc:
             no_verdict(exc)
             return None
-    if not has_cuts and not has_picks:
+    if not made.variants:
         return None
-    combinations = [(c if has_cuts else None, p if has_picks else None)
-                    for c, p in _CUT_PICK_COMBINATIONS]
     results: dict[tuple[str | None, str | None], Counter] = {}
-    for cut, pick in dict.fromkeys(combinations):
-        variant = tree
-        if cut is not None:
-            variant = _tie_break_cuts(variant, cut) or variant
-            variant = _tie_break_windows(variant, cut) or variant
-        if pick is not None:
-            variant = _tie_break_picks(variant, pick) or variant
+    for key, variant in made.variants:
         try:
-            results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
+            results[key] = Counter(map(_hashable, run(variant).rows))
         except QueryFailed as exc:
             no_verdict(exc)
             return None  # an output PostgreSQL cannot sort by: no verdict
     if len({frozenset(c.items()) for c in results.values()}) == 1:
         return None
-    if has_cuts and any(results[(a, p)] != results[(b, p)]
-                        for (a, p) in results for (b, q) in results if p == q and a != b):
-        return WINDOW_TIES if has_windows and not any(
-            _cuts(q) for q in tree.find_all(exp.Select, exp.SetOperation)) else \
+    if made.has_cuts and any(results[(a, p)] != results[(b, p)]
+                             for (a, p) in results for (b, q) in results
+                             if p == q and a != b):
+        return WINDOW_TIES if made.has_windows and not made.top_cuts else \
             "rows tie on the ORDER BY keys at the LIMIT cut"
     return "a bare column takes its value from one of several rows of a group"
 
