@@ -373,9 +373,8 @@ class Pair:
             # new copy per row set; student_club x100 1365 a tenth copying the query).
             self._inner[id(tree)] = self.remember(
                 "inner tie probes", tree, lambda: nondeterminism.probes(uncut(tree)))
-        inner = self._inner[id(tree)]
-        return nondeterminism.check(partial(self._run_variant, grouped=grouped),
-                                    inner.tree, inner) is not None
+        return nondeterminism.probe(partial(self._run_variant, grouped=grouped),
+                                    self._inner[id(tree)]) is not None
 
     def _run_variant(self, variant: exp.Query, grouped: RowsByTable) -> Rows:
         """``variant`` on D' = ``grouped``."""

@@ -64,7 +64,6 @@ class Probes:
     data (a search checks thousands of row sets: copying and walking the query for each
     cost more than running them, student_club x100 task 1365)."""
 
-    tree: exp.Query
     concat: tuple[exp.Query, exp.Query] | None  # a GROUP_CONCAT's two orders
     variants: tuple[tuple[tuple[str | None, str | None], exp.Query], ...]  # (cut, pick)
     has_cuts: bool
@@ -93,20 +92,24 @@ def probes(tree: exp.Query) -> Probes:
             if pick is not None:
                 variant = _tie_break_picks(variant, pick) or variant
             variants.append(((cut, pick), variant))
-    return Probes(tree, concat, tuple(variants), has_cuts, has_windows,
+    return Probes(concat, tuple(variants), has_cuts, has_windows,
                   any(_cuts(q) for q in tree.find_all(exp.Select, exp.SetOperation)))
 
 
-def check(run: Run, tree: exp.Query, made: Probes | None = None) -> str | None:
+def check(run: Run, tree: exp.Query) -> str | None:
     """Why the result of ``tree`` (PostgreSQL) on the data ``run`` reads depends on ties.
 
     Runs the query with every ORDER BY ... LIMIT (and every bare-column pick of the
     SQLite rewrite) broken in ascending, descending and scrambled order of the output;
     different results mean the engine's choice among tied rows shows. GROUP_CONCATs are
     run in ascending and descending order of their values: different results mean the
-    concatenation order shows. None otherwise. ``made``: ``probes(tree)``, made before.
+    concatenation order shows. None otherwise.
     """
-    made = made if made is not None and made.tree is tree else probes(tree)
+    return probe(run, probes(tree))
+
+
+def probe(run: Run, made: Probes) -> str | None:
+    """:func:`check` with the query's probes made before (:func:`probes`)."""
     if made.concat is not None:
         base, reversed_ = made.concat
         try:
