@@ -187,7 +187,10 @@ class Meaning:
         return cls((s1, s2), (keyed_d[0], keyed_d[1]), aggregated,
                    [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)
 
-    def assess(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> Assessment:
+    def assess(self, rows: Collection[int], answers: tuple[Rows, Rows],
+               normal: Callable[[Rows], Normal] | None = None) -> Assessment:
+        """The rank of the instance ``rows`` on which the queries answer ``answers``;
+        ``normal``: an answer normalised, if kept (:meth:`.pair.Pair.normal`)."""
         errors = {label: a.error() for label, a in zip(("q1", "q2"), answers, strict=True)
                   if isinstance(a, Failed)}
         if errors:
@@ -210,7 +213,7 @@ class Meaning:
                         and not self.reads_own(i, have)]
         if reasons:
             return Assessment(DEGENERATE, reasons)
-        why = self.unfaithful(rows, answers)
+        why = self.unfaithful(rows, answers, normal)
         return Assessment(NON_DEGENERATE, [why]) if why else Assessment(MEANINGFUL)
 
     def reads_own(self, side: int, have: set[int]) -> bool:
@@ -231,9 +234,11 @@ class Meaning:
         known = self.witnesses[side]
         return known is not None and not any(known)
 
-    def unfaithful(self, rows: Collection[int], answers: tuple[Rows, Rows]) -> str | None:
+    def unfaithful(self, rows: Collection[int], answers: tuple[Rows, Rows],
+                   normal: Callable[[Rows], Normal] | None = None) -> str | None:
         """Why the disagreement on D' is not a piece of the one on D, or None."""
-        here = (keyed(answers[0].rows, self.shapes[0]), keyed(answers[1].rows, self.shapes[1]))
+        here = tuple(keyed(a.rows, s, None if normal is None else normal(a))
+                     for a, s in zip(answers, self.shapes, strict=True))
         d = self.on_d
         for i, label in ((0, "q1"), (1, "q2")):
             j = 1 - i

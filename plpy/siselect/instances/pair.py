@@ -30,7 +30,7 @@ from siselect.instances.ties import (
 )
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
-from siselect.runtime.answers import has_null_row, same_answer, same_normalised
+from siselect.runtime.answers import has_null_row, normal_answer, same_answer, same_normalised
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import AnswerTooLarge, QueryFailed
 from siselect.runtime.executor import Executor, Rows
@@ -66,6 +66,8 @@ def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]
         return same_normalised(normal[0][0], normal[1][0]) and normal[0][1] == normal[1][1]
     return same_answer(a_rows, b_rows) and has_null_row(a_rows) == has_null_row(b_rows)
 
+
+NORMAL_KEPT = 64  # answers on D's a pair keeps normalised (see Pair.normal)
 
 #: An answer with more rows (or bytes) than siselect compares (program_limit_exceeded).
 TOO_LARGE = AnswerTooLarge.sqlstate
@@ -198,6 +200,7 @@ class Pair:
     # The probes of the inner-tie check, by id of one of trees (nondeterminism.probes).
     _inner: dict[int, nondeterminism.Probes] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
+    _normal: dict[int, tuple[Rows, Normal]] = field(default_factory=dict)  # see normal
     # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
     _ahead: dict[Bound, Rows] = field(default_factory=dict)
     _batches_failed: int = 0
@@ -260,7 +263,7 @@ class Pair:
         tied = [t for t in self.trees if tie_sensitive(t)]
         if tied and len(answers) == 2 and all(a is not None for a in answers):
             differ = [g for g, a1, a2 in zip(sets, *answers, strict=True)  # type: ignore[misc]
-                      if not same_result(a1.rows, a2.rows)]
+                      if self.differ(a1, a2)]
             for tree in tied:
                 self._fetch_ahead(self.with_ties(tree), differ)
         self.timer.add("verification", started)
@@ -318,6 +321,21 @@ class Pair:
             self._grouped = (key, group_rows(key, self.catalog))
         return self._grouped[1]
 
+    def normal(self, answer: Rows) -> Normal:
+        """``answer`` normalised (:func:`.answers.normal_answer`), once per answer: a row set
+        tested compares its two answers, then ranks their meaning, each reading them so
+        (three passes over every row of each before)."""
+        found = self._normal.get(id(answer))
+        if found is None or found[0] is not answer:
+            if len(self._normal) >= NORMAL_KEPT:
+                self._normal.clear()
+            found = self._normal[id(answer)] = (answer, normal_answer(answer.rows))
+        return found[1]
+
+    def differ(self, a1: Rows, a2: Rows) -> bool:
+        """Whether two answers of the pair on one D' differ (:func:`same_result`)."""
+        return not same_result(a1.rows, a2.rows, (self.normal(a1), self.normal(a2)))
+
     def separation(self, rows: Iterable[int]) -> tuple[Rows, Rows] | None:
         """Both answers on ``rows`` when they tell the queries apart, else None.
 
@@ -335,7 +353,7 @@ class Pair:
         failed = [isinstance(a, Failed) for a in (a1, a2)]
         if any(failed):
             return (a1, a2) if not all(failed) else None
-        if same_result(a1.rows, a2.rows):
+        if not self.differ(a1, a2):
             return None
         grouped = self.grouped(key)
         if any(tie_sensitive(t) for t in self.trees):

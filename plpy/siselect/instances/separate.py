@@ -935,7 +935,7 @@ def _closure_note(rank: int) -> str:
 def _rank(pair: Pair, meaning: Meaning, rows: list[int]) -> int:
     """The rank of ``rows`` (:mod:`.meaning`), or ``FAILED + 1`` when they do not separate."""
     answers = pair.separation(rows)
-    return FAILED + 1 if answers is None else meaning.assess(rows, answers).rank
+    return FAILED + 1 if answers is None else meaning.assess(rows, answers, pair.normal).rank
 
 
 def _finish(
