@@ -262,10 +262,10 @@ class Pair:
                 break
         tied = [t for t in self.trees if tie_sensitive(t)]
         if tied and len(answers) == 2 and all(a is not None for a in answers):
-            differ = [g for g, a1, a2 in zip(sets, *answers, strict=True)  # type: ignore[misc]
-                      if self.differ(a1, a2)]
+            differing = [g for g, a1, a2 in zip(sets, *answers, strict=True)  # type: ignore[misc]
+                         if self.differ(a1, a2)]
             for tree in tied:
-                self._fetch_ahead(self.with_ties(tree), differ)
+                self._fetch_ahead(self.with_ties(tree), differing)
         self.timer.add("verification", started)
 
     def _fetch_ahead(self, tree: exp.Query, sets: Sequence[RowsByTable]) -> list[Rows] | None:
@@ -388,7 +388,7 @@ class Pair:
             # Without its top-level cut (with_ties reads that one): check sees the inner ones.
             # Made once, so that each probe is one object whose text on D' restricted_sql
             # writes once per shape (financial 95 spent a third of its tournament writing a
-            # new copy per row set; student_club x100 1365 a tenth copying the query).
+            # new copy per row set; student_club x100 1365 a fifth copying the query).
             self._inner[id(tree)] = self.remember(
                 "inner tie probes", tree, lambda: nondeterminism.probes(uncut(tree)))
         return nondeterminism.probe(partial(self._run_variant, grouped=grouped),
