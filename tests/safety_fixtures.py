@@ -155,10 +155,14 @@ def leftovers(conn: psycopg.Connection) -> list[str]:
         "AND backend_type = 'client backend' AND (state <> 'idle' OR backend_xid IS NOT NULL)"
     ).fetchall():
         found.append(f"backend {pid} is {state} (xid {xid}): {query}")
+    # On a hot standby the startup process holds the primary's AccessExclusiveLocks (its
+    # DDL, autovacuum truncating a table) until their commit is replayed: the primary's
+    # locks, taken at any time, not something a session of the standby left behind.
     for pid, kind, mode in conn.execute(
         "SELECT l.pid, l.locktype, l.mode FROM pg_catalog.pg_locks l "
         "LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
-        "WHERE l.pid IS DISTINCT FROM pg_backend_pid() AND (a.datname = current_database() "
+        "WHERE l.pid IS DISTINCT FROM pg_backend_pid() "
+        "AND a.backend_type IS DISTINCT FROM 'startup' AND (a.datname = current_database() "
         "OR l.database = (SELECT oid FROM pg_catalog.pg_database "
         "WHERE datname = current_database()))"
     ).fetchall():

@@ -25,6 +25,7 @@ from safety_fixtures import (  # noqa: E402
     replica_unavailable,
     stable,
     start_replica,
+    wait_for,
     wait_replayed,
     with_dbname,
 )
@@ -67,6 +68,30 @@ def test_the_replica_is_a_streaming_hot_standby(admin, replica, standby):
         admin.execute("DROP TABLE safety_streamed")
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         standby.execute("CREATE TABLE safety_refused (a int)")
+
+
+def test_the_primarys_replayed_locks_are_not_the_standbys_leftovers(dsn, admin, replica,
+                                                                   standby):
+    """The startup process holds, until their commit is replayed, the locks the primary
+    takes (its DDL, autovacuum truncating a table): they are not counted as leftovers,
+    while a session of the standby that keeps a transaction open is."""
+    admin.execute("CREATE TABLE safety_locked (a int)")
+    try:
+        with psycopg.connect(dsn) as holder:
+            holder.execute("LOCK TABLE safety_locked IN ACCESS EXCLUSIVE MODE")
+            held = ("SELECT count(*) FROM pg_catalog.pg_locks l "
+                    "JOIN pg_catalog.pg_stat_activity a USING (pid) "
+                    "WHERE a.backend_type = 'startup' AND l.mode = 'AccessExclusiveLock' "
+                    "AND l.relation IS NOT NULL")
+            assert wait_for(lambda: standby.execute(held).fetchone() != (0,), 30)
+            assert leftovers(standby) == []
+            with psycopg.connect(replica[0]) as reader:
+                reader.execute("SELECT count(*) FROM superhero.colour").fetchone()
+                assert any("holds a relation lock (AccessShareLock)" in found
+                           for found in leftovers(standby))
+            holder.rollback()
+    finally:
+        admin.execute("DROP TABLE safety_locked")
 
 
 def test_separate_on_the_standby_matches_the_primary(admin, standby, hostile):
