@@ -31,6 +31,7 @@ from siselect.instances.ties import (
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
 from siselect.runtime.answers import has_null_row, normal_answer, same_answer, same_normalised
+from siselect.runtime.bounded import keep
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import AnswerTooLarge, QueryFailed
 from siselect.runtime.executor import Executor, Rows
@@ -327,9 +328,8 @@ class Pair:
         (three passes over every row of each before)."""
         found = self._normal.get(id(answer))
         if found is None or found[0] is not answer:
-            if len(self._normal) >= NORMAL_KEPT:
-                self._normal.clear()
-            found = self._normal[id(answer)] = (answer, normal_answer(answer.rows))
+            found = keep(self._normal, id(answer), (answer, normal_answer(answer.rows)),
+                         NORMAL_KEPT)
         return found[1]
 
     def differ(self, a1: Rows, a2: Rows) -> bool:

@@ -18,14 +18,13 @@ from typing import TypeVar
 from sqlglot import exp
 
 from siselect.runtime import privileges, rowids, views
+from siselect.runtime.bounded import keep
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
 
 E = TypeVar("E", bound=exp.Expr)
-K = TypeVar("K")
-V = TypeVar("V")
 #: D' by relation: encoded row ids (or, for a table of ``ctid`` identity, ctid texts).
 RowsByTable = Mapping[str, Sequence[int | str]]
 tid_array = rowids.tid_array
@@ -83,14 +82,6 @@ _TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None
 _READS: dict[int, tuple[exp.Expr, Catalog, list[str]]] = {}  # base_tables of a tree
 
 
-def _keep(cache: dict[K, V], key: K, value: V) -> V:
-    """``cache[key] = value``, the cache emptied first when it holds :data:`_KEPT`."""
-    if len(cache) >= _KEPT:
-        cache.clear()
-    cache[key] = value
-    return value
-
-
 def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
     """``sql`` with its string literals replaced by marks, and the literals' values."""
     literals: list[str] = []
@@ -109,7 +100,7 @@ def _template(masked: str) -> exp.Expr:
     """A copy of the tree of ``masked``, parsed once."""
     template = _TEMPLATES.get(masked)
     if template is None:
-        template = _keep(_TEMPLATES, masked, exp.maybe_parse(masked, dialect="postgres"))
+        template = keep(_TEMPLATES, masked, exp.maybe_parse(masked, dialect="postgres"), _KEPT)
     return template.copy()
 
 
@@ -150,10 +141,8 @@ def _masked_rows(catalog: Catalog, name: str, ids: Sequence[int | str], i: int
     key = (name, i, tuple(ids))
     found = _RESTRICTIONS.get(key)
     if found is None or found[0] is not catalog:
-        if len(_RESTRICTIONS) >= _ROW_SETS:
-            _RESTRICTIONS.clear()
-        found = _RESTRICTIONS[key] = (
-            catalog, *_mask(f"({rows_sql(catalog, name, ids)})", f"{i}_"))
+        found = keep(_RESTRICTIONS, key, (
+            catalog, *_mask(f"({rows_sql(catalog, name, ids)})", f"{i}_")), _ROW_SETS)
     return found[1], found[2]
 
 
@@ -174,8 +163,8 @@ class Bound:
     def sql(self) -> str:
         found = _POSITIONAL.get(self.template)
         if found is None:
-            found = _keep(_POSITIONAL, self.template, _SLOT.sub(
-                lambda m: f"${int(m.group(1)) + 1}", self.template))
+            found = keep(_POSITIONAL, self.template, _SLOT.sub(
+                lambda m: f"${int(m.group(1)) + 1}", self.template), _KEPT)
         return found
 
     def shifted(self, by: int) -> str:
@@ -212,8 +201,8 @@ def _slotted(text: str) -> tuple[str, list[str], list[str]] | None:
     cast = _CAST_SLOT.findall(template)
     types = {int(k): t.lower() for k, t in cast}
     if len(_SLOT.findall(template)) != len(cast) or sorted(types) != list(range(len(keys))):
-        return _keep(_SLOTS, text, None)
-    return _keep(_SLOTS, text, (template, list(keys), [types[i] for i in range(len(keys))]))
+        return keep(_SLOTS, text, None, _KEPT)
+    return keep(_SLOTS, text, (template, list(keys), [types[i] for i in range(len(keys))]), _KEPT)
 
 
 def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Bound:
@@ -227,7 +216,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Boun
     values: dict[str, str] = {}
     read = _READS.get(id(tree))
     if read is None or read[0] is not tree or read[1] is not catalog:
-        read = _keep(_READS, id(tree), (tree, catalog, base_tables(tree, catalog)))
+        read = keep(_READS, id(tree), (tree, catalog, base_tables(tree, catalog)), _KEPT)
     for i, name in enumerate(read[2]):
         masked[name], literals = _masked_rows(catalog, name, rows.get(name, []), i)
         values.update({f"{i}_{j}": value for j, value in enumerate(literals)})
@@ -244,7 +233,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Boun
         if text is not None and set(_MARKED.findall(text)) != set(values):
             text = None  # a mark sqlglot did not write back as it was (a relation read
             # twice has its marks twice)
-        entry = _keep(_TEXTS, key, (tree, text))
+        entry = keep(_TEXTS, key, (tree, text), _KEPT)
     if entry[1] is None:
         return Bound(restrict(tree, catalog, rows).sql("postgres", copy=False))
     slotted = _slotted(entry[1])

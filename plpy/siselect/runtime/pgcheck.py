@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
+from siselect.runtime.bounded import keep
 from siselect.runtime.errors import NotASelect
 
 
@@ -88,10 +89,7 @@ def read_select(sql: str) -> Statement:
     known = _TEXTS.get(sql)
     if known is not None:
         return known
-    if len(_TEXTS) >= _READ_KEPT:
-        _TEXTS.clear()
-    _TEXTS[sql] = statement = _read(sql)
-    return statement
+    return keep(_TEXTS, sql, _read(sql), _READ_KEPT)
 
 
 def _read(sql: str) -> Statement:
@@ -124,10 +122,7 @@ def _read(sql: str) -> Statement:
         shape,
         found.params,
     )
-    if len(_READ) >= _READ_KEPT:
-        _READ.clear()
-    _READ[shape] = statement
-    return statement
+    return keep(_READ, shape, statement, _READ_KEPT)
 
 
 def _name(parts: list[dict[str, Any]]) -> Name | None:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from siselect.runtime import answer_size
+from siselect.runtime.bounded import keep
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import CheckedExecutor, Param, Rows, quote_ident, wrap
 from siselect.runtime.values import canonical_rows
@@ -81,9 +82,7 @@ class PlpyExecutor(CheckedExecutor):
         key = (sql, types)
         plan = self._plans.get(key)
         if plan is None:
-            if len(self._plans) >= _PLANS_KEPT:
-                self._plans.clear()
-            plan = self._plans[key] = self.plpy.prepare(sql, list(types))
+            plan = keep(self._plans, key, self.plpy.prepare(sql, list(types)), _PLANS_KEPT)
         return plan
 
     def _execute(self, sql: str, params: Sequence[Any] = (), limit: int = 0) -> Any:
@@ -131,9 +130,7 @@ class PlpyExecutor(CheckedExecutor):
                 del self._columns[shape]
         columns = self._in_subtransaction(lambda: self._probe(sql, params))
         if shape:
-            if len(self._columns) >= _SHAPES_KEPT:
-                self._columns.clear()
-            self._columns[shape] = columns
+            keep(self._columns, shape, columns, _SHAPES_KEPT)
         return self._fetch_as(sql, columns, max_rows, params)
 
     def _probe(self, sql: str, params: tuple[Param, ...] = ()) -> list[str]:
