@@ -40,6 +40,7 @@ from siselect.client.pgexec import PsycopgExecutor  # noqa: E402
 from siselect.instances.pair import MAX_ANSWER_ROWS  # noqa: E402
 from siselect.runtime.answers import same_answer  # noqa: E402
 from siselect.runtime.catalog import load_catalog  # noqa: E402
+from siselect.runtime.shared_subqueries import evaluated_once  # noqa: E402
 from siselect.runtime.values import canonical_rows  # noqa: E402
 from siselect.sqltext.transpile import to_tree  # noqa: E402
 
@@ -169,7 +170,9 @@ def answers(conn: psycopg.Connection, executor: PsycopgExecutor, catalog, sqls: 
     got, seconds = [], 0.0
     for sql in sqls:
         try:
-            text = to_tree(sql, "sqlite", catalog).sql("postgres")
+            # The text siselect runs for the candidate on D: a subquery that the translation
+            # repeats is evaluated once there too (runtime.shared_subqueries).
+            text = evaluated_once(to_tree(sql, "sqlite", catalog).sql("postgres"))
         except Exception:  # noqa: BLE001 - a candidate the tournament drops too
             got.append(None)
             continue

@@ -9,9 +9,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from siselect.runtime.callpolicy import CallPolicy
-from siselect.runtime.errors import NotASelect
+from siselect.runtime.errors import NotASelect, QueryFailed
 from siselect.runtime.pgcheck import Name, Statement, read_select
+from siselect.runtime.shared_subqueries import evaluated_once
 
+#: SQLSTATE classes of a statement refused for its form: syntax or access rule (42),
+#: feature not supported (0A), an extension's own error (XX).
+REFUSED_FORM = ("42", "0A", "XX")
 #: Types a parameter may have, as PostgreSQL names them (see :class:`Param`).
 PARAM_TYPES = ("tid[]", "bigint[]")
 
@@ -69,7 +73,8 @@ class Executor(Protocol):
 
 class CheckedExecutor:
     """What both executors share: nothing reaches PostgreSQL unless PostgreSQL's own parser
-    reads it as one SELECT whose calls the catalog allows (see :mod:`siselect.runtime.pgcheck`)."""
+    reads it as one SELECT whose calls the catalog allows (see :mod:`siselect.runtime.pgcheck`),
+    and a scalar subquery it repeats is evaluated once (:mod:`.shared_subqueries`)."""
 
     schemas: list[str]
     _reach: list[str]
@@ -86,13 +91,29 @@ class CheckedExecutor:
     ) -> Rows:
         if self._policy is None:
             self._policy = CallPolicy(self.run_internal, self._reach)
-        statement = read_select(sql)
-        _bound_as_read(statement, params)
-        self._policy.check(statement, allow)
         for text in inner:
             inner_statement = read_select(text)
             _bound_as_read(inner_statement, ())
             self._policy.check(inner_statement, allow)
+        once = evaluated_once(sql)
+        if once is not sql:
+            try:
+                return self._checked_fetch(once, max_rows, allow, params)
+            except QueryFailed as exc:
+                # A form PostgreSQL or an extension's planner hook (ProvSQL's) refuses in
+                # the rewritten text is asked of the text as written; an error of the data
+                # (division by zero, a time limit, a subquery of two rows) is the same
+                # error there, and is not run twice.
+                if exc.sqlstate[:2] not in REFUSED_FORM:
+                    raise
+        return self._checked_fetch(sql, max_rows, allow, params)
+
+    def _checked_fetch(self, sql: str, max_rows: int | None, allow: frozenset[Name],
+                       params: Sequence[Param]) -> Rows:
+        assert self._policy is not None
+        statement = read_select(sql)
+        _bound_as_read(statement, params)
+        self._policy.check(statement, allow)
         return self._fetch(sql, max_rows, statement.shape, tuple(params))
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:

@@ -25,6 +25,7 @@ gathering costs about twice the query and then spreading out (bench/lineage_spee
 
 from sqlglot import exp
 
+from siselect.runtime.volatile import VOLATILE_FUNCTIONS
 from siselect.witnesses.lineage.analysis import (
     Source,
     grouping,
@@ -36,11 +37,6 @@ from siselect.witnesses.lineage.analysis import (
 )
 from siselect.witnesses.lineage.context import Context
 from siselect.witnesses.lineage.rep import Names, parse_expr, sql
-
-# Functions whose value changes between two evaluations: a key recomputed row by row
-# would not be the key the query grouped by.
-_VOLATILE = {"random", "clock_timestamp", "timeofday", "gen_random_uuid", "nextval",
-             "setseed", "statement_timestamp", "txid_current"}
 
 
 def shape(select: exp.Select) -> str:
@@ -99,7 +95,7 @@ def _per_row(key: exp.Expr) -> bool:
     for node in key.walk():
         if is_query(node) or is_aggregate_call(node) or isinstance(node, (exp.Window, exp.Rand)):
             return False
-        if isinstance(node, exp.Func) and pg_column_name(node) in _VOLATILE:
+        if isinstance(node, exp.Func) and pg_column_name(node) in VOLATILE_FUNCTIONS:
             return False
     return True
 
