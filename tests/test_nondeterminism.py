@@ -88,6 +88,21 @@ def test_ties_are_found(runner, sql: str, words: str) -> None:
     assert reason is not None and any(w in reason for w in words.split("|"))
 
 
+def test_probes_stop_at_the_first_two_cuts_that_differ(runner) -> None:
+    # Surtur and Ymir: broken in ascending and in descending order, the cut keeps another
+    # hero; the scrambled orders would tell nothing more (each a run of the query on D).
+    tree, run = runner("SELECT superhero_name FROM superhero ORDER BY height_cm DESC LIMIT 1")
+    ran = []
+    reason = check(lambda variant: ran.append(variant) or run(variant), tree)
+    assert reason is not None and "LIMIT cut" in reason
+    assert len(ran) == 2
+    # Where no tie shows, every probe runs.
+    tree, run = runner("SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT 1")
+    ran.clear()
+    assert check(lambda variant: ran.append(variant) or run(variant), tree) is None
+    assert len(ran) == 4
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, id LIMIT 1",
     "SELECT superhero_name FROM superhero ORDER BY height_cm DESC",

@@ -122,19 +122,20 @@ def probe(run: Run, made: Probes) -> str | None:
     if not made.variants:
         return None
     results: dict[tuple[str | None, str | None], Counter] = {}
-    for key, variant in made.variants:
+    for (cut, pick), variant in made.variants:
         try:
-            results[key] = Counter(map(_hashable, run(variant).rows))
+            found = results[(cut, pick)] = Counter(map(_hashable, run(variant).rows))
         except QueryFailed as exc:
             no_verdict(exc)
             return None  # an output PostgreSQL cannot sort by: no verdict
+        # Two cuts of one pick that differ decide the reason, whatever the probes left
+        # would show: they are not run (each is a run of the query on D).
+        if made.has_cuts and any(p == pick and c != cut and other != found
+                                 for (c, p), other in results.items()):
+            return WINDOW_TIES if made.has_windows and not made.top_cuts else \
+                "rows tie on the ORDER BY keys at the LIMIT cut"
     if len({frozenset(c.items()) for c in results.values()}) == 1:
         return None
-    if made.has_cuts and any(results[(a, p)] != results[(b, p)]
-                             for (a, p) in results for (b, q) in results
-                             if p == q and a != b):
-        return WINDOW_TIES if made.has_windows and not made.top_cuts else \
-            "rows tie on the ORDER BY keys at the LIMIT cut"
     return "a bare column takes its value from one of several rows of a group"
 
 
