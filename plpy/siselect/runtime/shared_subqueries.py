@@ -21,7 +21,6 @@ import json
 import re
 import secrets
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 from siselect.runtime.bounded import keep
@@ -82,10 +81,10 @@ def _rewritten(sql: str) -> str:
     data = sql.encode()
     starts = _byte_starts(sql, tokens)
     closing = _closing_parentheses(tokens, starts)
-    ctes = set(_cte_names(top))
+    sublinks, ctes = _read(top)
     copies: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
     queries: dict[bytes, dict] = {}
-    for location, subselect in _scalar_sublinks(top):
+    for location, subselect in sublinks:
         end = closing.get(location)
         if end is not None:
             copies[data[location:end]].append((location, end))
@@ -94,6 +93,8 @@ def _rewritten(sql: str) -> str:
     bodies: list[bytes] = []
     by_length = sorted(copies.items(), key=lambda item: -len(item[0]))
     for text, places in by_length:
+        if len(places) < 2:
+            continue
         free = [p for p in places if not any(s <= p[0] < e for s, e, _ in chosen)]
         if len(free) < 2 or not _self_contained(queries[text], ctes):
             continue
@@ -101,15 +102,22 @@ def _rewritten(sql: str) -> str:
         bodies.append(text)
     if not bodies:
         return sql
-    out, last = [], 0
+    definitions = ", ".join(f"{_CTE}{k} AS MATERIALIZED (SELECT {body.decode()} AS v)"
+                            for k, body in enumerate(bodies))
+    # The statement's own top-level WITH takes them (a second WITH would be a syntax
+    # error), after WITH [RECURSIVE]: before every copy, all of them in its body.
+    clause = top.get("withClause")
+    if clause is None:
+        out, last = [f"WITH {definitions}\n".encode()], 0
+    else:
+        at = starts.index(clause.get("location", 0))  # pglast leaves out a position 0
+        insert = starts[at + 1 + (tokens[at + 1].name == "RECURSIVE")]
+        out, last = [data[:insert], f"{definitions}, ".encode()], insert
     for s, e, k in sorted(chosen):
         out += [data[last:s], f"(SELECT v FROM {_CTE}{k})".encode()]
         last = e
     out.append(data[last:])
-    definitions = ", ".join(f"{_CTE}{k} AS MATERIALIZED (SELECT {body.decode()} AS v)"
-                            for k, body in enumerate(bodies))
-    rewritten = b"".join(out).decode()
-    return _with_ctes(rewritten, definitions)
+    return b"".join(out).decode()
 
 
 def _byte_starts(sql: str, tokens: list[Any]) -> list[int]:
@@ -135,28 +143,29 @@ def _closing_parentheses(tokens: list[Any], starts: list[int]) -> dict[int, int]
     return found
 
 
-def _nodes(node: Any) -> Iterator[tuple[str, dict]]:
-    if isinstance(node, dict):
+def _read(top: dict) -> tuple[list[tuple[int, dict]], set[str]]:
+    """The scalar SubLinks of ``top`` (location, query) and the names of its CTEs, in one
+    pass over the tree (without recursion: a tree of tens of thousands of nodes)."""
+    sublinks, ctes = [], set()
+    stack: list[Any] = [top]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
         for key, value in node.items():
             if isinstance(value, dict):
-                yield key, value
-            yield from _nodes(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _nodes(item)
-
-
-def _scalar_sublinks(top: dict) -> Iterator[tuple[int, dict]]:
-    for kind, node in _nodes(top):
-        if kind == "SubLink" and node.get("subLinkType") == "EXPR_SUBLINK" \
-                and "location" in node:
-            yield node["location"], node["subselect"]
-
-
-def _cte_names(top: dict) -> Iterator[str]:
-    for kind, node in _nodes(top):
-        if kind == "CommonTableExpr":
-            yield node["ctename"]
+                if key == "SubLink" and value.get("subLinkType") == "EXPR_SUBLINK" \
+                        and "location" in value:
+                    sublinks.append((value["location"], value["subselect"]))
+                elif key == "CommonTableExpr":
+                    ctes.add(value["ctename"])
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.append(value)
+    return sublinks, ctes
 
 
 def _self_contained(subselect: dict, ctes: set[str]) -> bool:
@@ -272,20 +281,3 @@ class _Scope:
             raise _Outside("a column not qualified by its table")
         if fields[-2]["String"]["sval"] not in names:
             raise _Outside(fields[-2]["String"]["sval"])
-
-
-def _with_ctes(sql: str, definitions: str) -> str:
-    """``sql`` with CTEs ``definitions`` added: into its own top-level WITH when it has one
-    (a second WITH there would be a syntax error), else before it."""
-    tree = json.loads(parser.parse_sql_json(sql))
-    top = tree["stmts"][0]["stmt"]["SelectStmt"]
-    clause = top.get("withClause")
-    if clause is None:
-        return f"WITH {definitions}\n{sql}"
-    data = sql.encode()
-    tokens = parser.scan(sql)
-    starts = _byte_starts(sql, tokens)
-    at = starts.index(clause.get("location", 0))  # pglast leaves out a position 0
-    following = at + 1 + (tokens[at + 1].name == "RECURSIVE")
-    insert = starts[following]
-    return (data[:insert] + f"{definitions}, ".encode() + data[insert:]).decode()
