@@ -136,11 +136,16 @@ def test_text_that_is_not_one_select_is_left_to_the_checker():
         assert evaluated_once(sql) == sql
 
 
-def test_a_rewritten_text_is_made_once(monkeypatch):
-    sql = REPEATED[0]
+def test_a_text_is_looked_at_once(monkeypatch):
+    sql, plain = REPEATED[0], NOT_REPEATED["one copy"]
     first = evaluated_once(sql)
+    evaluated_once(plain)
     monkeypatch.setattr(shared_subqueries, "_rewritten", lambda text: pytest.fail("parsed"))
+    monkeypatch.setattr(shared_subqueries, "_may_repeat", lambda text: pytest.fail("looked"))
     assert evaluated_once(sql) == first
+    # A text without copies comes back as the very object given (the executor's test).
+    again = "".join(plain)
+    assert evaluated_once(again) is again
 
 
 def test_the_executor_runs_the_rewritten_text(dsn, db):

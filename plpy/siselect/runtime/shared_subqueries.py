@@ -29,19 +29,19 @@ from siselect.runtime.volatile import VOLATILE_FUNCTIONS
 
 _CTE = f"__siselect_once_{secrets.token_hex(4)}_"
 _KEPT = 512
-_DONE: dict[str, str] = {}
+_DONE: dict[str, str] = {}  # text -> its rewrite, or "" when it has none
 
 
 def evaluated_once(sql: str) -> str:
     """``sql`` with each uncorrelated scalar subquery that it holds more than once (and
     that reads a table) computed once in a CTE; ``sql`` itself when it holds none or when
     PostgreSQL does not read it as one SELECT (the checker then refuses it as it is)."""
-    if not _may_repeat(sql):
-        return sql
+    # A search runs texts of a few shapes thousands of times: each is looked at once.
     found = _DONE.get(sql)
     if found is None:
-        found = keep(_DONE, sql, _rewritten(sql), _KEPT)
-    return found
+        rewritten = _rewritten(sql) if _may_repeat(sql) else sql
+        found = keep(_DONE, sql, "" if rewritten == sql else rewritten, _KEPT)
+    return found or sql  # the caller's own object when unchanged: ``is`` tells
 
 
 #: What a cheap look at the text needs: quoted strings and names (skipped whole), parentheses.
