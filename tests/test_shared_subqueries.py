@@ -75,6 +75,14 @@ REPEATED = [
     "SELECT x.id FROM budget AS x WHERE x.amount = (SELECT MIN(d.c) FROM budget AS y, "
     "LATERAL (SELECT y.amount AS c) AS d) OR x.amount = (SELECT MIN(d.c) FROM budget AS y, "
     "LATERAL (SELECT y.amount AS c) AS d) + 1",
+    # set operations inside the copies, in a derived table and at their top
+    "SELECT x.id FROM budget AS x WHERE x.amount = (SELECT MIN(u.a) FROM (SELECT b.amount AS "
+    "a FROM budget AS b UNION ALL SELECT e.cost FROM expense AS e) AS u) OR x.amount = (SELECT "
+    "MIN(u.a) FROM (SELECT b.amount AS a FROM budget AS b UNION ALL SELECT e.cost FROM expense "
+    "AS e) AS u) + 1",
+    "SELECT x.id FROM budget AS x WHERE x.amount = (SELECT b.amount FROM budget AS b UNION "
+    "SELECT e.cost FROM expense AS e ORDER BY 1 LIMIT 1) OR x.amount = (SELECT b.amount FROM "
+    "budget AS b UNION SELECT e.cost FROM expense AS e ORDER BY 1 LIMIT 1) + 1",
     # a copy inside a derived table and in a subquery's own join
     f"SELECT d.id FROM (SELECT x.id FROM budget AS x JOIN expense AS e ON e.budget = x.id "
     f"WHERE x.amount = {LOWEST}) AS d WHERE d.id > {LOWEST}",
@@ -109,6 +117,10 @@ NOT_REPEATED = {
         "(SELECT e.cost FROM expense AS e WHERE e.budget = x.id) SELECT MIN(c.cost) FROM c) OR "
         "x.amount = (WITH c AS (SELECT e.cost FROM expense AS e WHERE e.budget = x.id) SELECT "
         "MIN(c.cost) FROM c) + 1",
+    "correlated in a branch of a set operation": "SELECT x.id FROM budget AS x WHERE x.amount "
+        "= (SELECT MIN(u.a) FROM (SELECT b.amount AS a FROM budget AS b UNION ALL SELECT x.id) "
+        "AS u) OR x.amount = (SELECT MIN(u.a) FROM (SELECT b.amount AS a FROM budget AS b UNION "
+        "ALL SELECT x.id) AS u) + 1",
     "unqualified": "SELECT x.id FROM budget AS x WHERE x.amount = (SELECT MIN(cost) FROM "
                    "expense) OR x.amount = (SELECT MIN(cost) FROM expense) + 1",
     "volatile": "SELECT x.id FROM budget AS x WHERE x.amount < (SELECT MAX(b.amount) * "
