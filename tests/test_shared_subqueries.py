@@ -56,7 +56,7 @@ REPEATED = [
     f"WITH cheap AS (SELECT x.id FROM budget AS x WHERE x.amount <= {LOWEST} + 3) "
     f"SELECT c.id, {LOWEST} AS lowest FROM cheap AS c",
     f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT n.i + 1 FROM n WHERE n.i < 3) "
-    f"SELECT n.i, {LOWEST} FROM n WHERE n.i > {LOWEST} - 1",
+    f"SELECT n.i, {LOWEST} AS lowest FROM n WHERE n.i > {LOWEST} - 1",
     # a set operation at the top
     f"SELECT x.id FROM budget AS x WHERE x.amount = {LOWEST} UNION "
     f"SELECT y.id FROM budget AS y WHERE y.amount = {LOWEST} + 1",
@@ -95,6 +95,19 @@ def test_a_repeated_subquery_runs_once_with_the_same_answer(db, sql):
     assert rewritten != sql
     assert answer(db, rewritten) == answer(db, sql)
     assert scans_of(db, sql, "budget") > scans_of(db, rewritten, "budget") >= 1
+
+
+def test_an_output_column_keeps_its_name(db):
+    # An unaliased select-list item is named after the subquery's column ("min", here in
+    # a derived table whose column the outer query reads by that name): it stays as written.
+    sql = (f"SELECT d.min, d.id FROM (SELECT {LOWEST}, x.id FROM budget AS x WHERE x.amount "
+           f"= {LOWEST} OR x.amount = {LOWEST} + 1) AS d")
+    rewritten = evaluated_once(sql)
+    assert rewritten != sql and "SELECT (SELECT MIN(b.amount)" in rewritten
+    names = [c.name for c in db.execute(f"SELECT * FROM ({rewritten}) AS q LIMIT 0").description]
+    assert names == ["min", "id"]
+    assert answer(db, rewritten) == answer(db, sql)
+    assert scans_of(db, sql, "budget") > scans_of(db, rewritten, "budget")
 
 
 def test_the_expensive_copies_are_gone_from_the_plan(db):

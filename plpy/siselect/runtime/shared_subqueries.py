@@ -81,12 +81,12 @@ def _rewritten(sql: str) -> str:
     data = sql.encode()
     starts = _byte_starts(sql, tokens)
     closing = _closing_parentheses(tokens, starts)
-    sublinks, ctes = _read(top)
+    sublinks, ctes, named_by = _read(top)
     copies: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
     queries: dict[bytes, dict] = {}
     for location, subselect in sublinks:
         end = closing.get(location)
-        if end is not None:
+        if end is not None and location not in named_by:
             copies[data[location:end]].append((location, end))
             queries[data[location:end]] = subselect
     chosen: list[tuple[int, int, int]] = []  # (start, end, CTE number)
@@ -143,10 +143,12 @@ def _closing_parentheses(tokens: list[Any], starts: list[int]) -> dict[int, int]
     return found
 
 
-def _read(top: dict) -> tuple[list[tuple[int, dict]], set[str]]:
-    """The scalar SubLinks of ``top`` (location, query) and the names of its CTEs, in one
-    pass over the tree (without recursion: a tree of tens of thousands of nodes)."""
-    sublinks, ctes = [], set()
+def _read(top: dict) -> tuple[list[tuple[int, dict]], set[str], set[int]]:
+    """The scalar SubLinks of ``top`` (location, query), the names of its CTEs, and the
+    SubLinks that name an output column (an unaliased select-list item is named after the
+    subquery's own column: a copy replaced there would rename it), in one pass over the
+    tree (without recursion: a tree of tens of thousands of nodes)."""
+    sublinks, ctes, named_by = [], set(), set()
     stack: list[Any] = [top]
     while stack:
         node = stack.pop()
@@ -162,10 +164,13 @@ def _read(top: dict) -> tuple[list[tuple[int, dict]], set[str]]:
                     sublinks.append((value["location"], value["subselect"]))
                 elif key == "CommonTableExpr":
                     ctes.add(value["ctename"])
+                elif key == "ResTarget" and "name" not in value \
+                        and "SubLink" in value.get("val", {}):
+                    named_by.add(value["val"]["SubLink"].get("location", 0))
                 stack.append(value)
             elif isinstance(value, list):
                 stack.append(value)
-    return sublinks, ctes
+    return sublinks, ctes, named_by
 
 
 def _self_contained(subselect: dict, ctes: set[str]) -> bool:
