@@ -73,9 +73,10 @@ def test_a_tied_cut_keeps_its_reason_and_reuses_the_with_ties_answer(executor):
     old, old_statements, new, new_statements = _both_ways(executor, TIED, TIED_BROKEN)
     assert old is not None and "LIMIT cut" in old
     assert new == old
-    # q1: its WITH TIES answer (kept for tie_explained) and the check's four probes;
-    # q2: its WITH TIES answer alone, where the check ran four probes.
-    assert (old_statements, new_statements) == (10, 6)
+    # q1: its WITH TIES answer (kept for tie_explained) and the check's probes, two (the
+    # ascending and descending tie-breaks differ, which decides); q2: its WITH TIES answer
+    # alone, where the check ran its four probes (no tie shows).
+    assert (old_statements, new_statements) == (8, 4)
 
 
 def test_answers_of_different_sizes_take_no_statement(executor):
@@ -92,8 +93,9 @@ def test_a_tie_that_explains_nothing_skips_the_probes(executor):
     other = "SELECT full_name FROM superhero ORDER BY height_cm DESC LIMIT 1"
     old, old_statements, new, new_statements = _both_ways(executor, TIED, other)
     assert old is None and new is None
-    # Old: q1's WITH TIES answer and its four probes, q2's WITH TIES answer and its four.
-    assert (old_statements, new_statements) == (10, 2)
+    # Old: q1's WITH TIES answer and its probes, q2's WITH TIES answer and its probes (two
+    # each: both tie, and the first two tie-breaks differ).
+    assert (old_statements, new_statements) == (6, 2)
 
 
 def test_no_with_ties_run_without_a_top_level_limit(executor):
