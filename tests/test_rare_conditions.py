@@ -51,6 +51,18 @@ def test_a_counted_condition_becomes_a_filter_of_its_select():
         ["WHERE name = 'x'"]
 
 
+def test_a_sort_key_condition_is_not_counted():
+    """``ARRAY_AGG(v ORDER BY CASE WHEN c ...)`` aggregates every row, whatever c: only the
+    FILTER says which rows it takes (SQLite's MIN over a text column is written so)."""
+    pick = to_tree("SELECT (ARRAY_AGG(name ORDER BY CASE WHEN LENGTH(name) < 5 THEN 0 ELSE 1 "
+                   "END) FILTER (WHERE name ~ '^T'))[1] FROM badges", "postgres")
+    assert [v.args["where"].sql("postgres") for v in counted_variants(pick)] == \
+        ["WHERE name ~ '^T'"]
+    unfiltered = to_tree("SELECT (ARRAY_AGG(name ORDER BY CASE WHEN LENGTH(name) < 5 THEN 0 "
+                         "ELSE 1 END))[1] FROM badges", "postgres")
+    assert counted_variants(unfiltered) == []
+
+
 def test_a_rare_counted_row_is_found_on_a_sampled_d(badges):
     result = schema_valid("separation", separation.separate(badges, PER_ROW, PER_USER))
     assert result["status"] == "separated", result.get("reason")
