@@ -177,20 +177,13 @@ def _counted_conditions(tree: exp.Query) -> list[tuple[exp.Select, exp.Expr]]:
         # Not a sort key's: ``ARRAY_AGG(v ORDER BY CASE WHEN c ...)`` orders by c, it
         # aggregates every row (SQLite's MIN over a text column is such a pick).
         conditions = [node.this for node in agg.find_all(exp.If)
-                      if not _in_sort_key(node, agg)]
+                      if not isinstance(node.find_ancestor(exp.Ordered, exp.AggFunc),
+                                        exp.Ordered)]
         parent = agg.parent
         if isinstance(parent, exp.Filter) and isinstance(parent.expression, exp.Where):
             conditions.append(parent.expression.this)
         found.extend((select, c) for c in conditions if c is not None)
     return found
-
-
-def _in_sort_key(node: exp.Expr, agg: exp.Expr) -> bool:
-    while node is not agg and node.parent is not None:
-        if isinstance(node, exp.Ordered):
-            return True
-        node = node.parent
-    return False
 
 
 def counted_variants(tree: exp.Query) -> list[exp.Query]:

@@ -87,8 +87,9 @@ def _rewritten(sql: str) -> str:
     for location, subselect in sublinks:
         end = closing.get(location)
         if end is not None and location not in named_by:
-            copies[data[location:end]].append((location, end))
-            queries[data[location:end]] = subselect
+            text = data[location:end]
+            copies[text].append((location, end))
+            queries[text] = subselect
     chosen: list[tuple[int, int, int]] = []  # (start, end, CTE number)
     bodies: list[bytes] = []
     by_length = sorted(copies.items(), key=lambda item: -len(item[0]))
