@@ -97,3 +97,30 @@ def test_rewrites_agree_with_gold_and_carry_provenance(built):
                 assert set(conn.execute(c["sql"]).fetchall()) == expected, (c["how"], c["sql"])
                 checked += 1
     assert checked > 40
+
+
+def _character(path: Path) -> dict[tuple[str, str], tuple[bool, bool, bool]]:
+    """Per column: whether it holds NULLs, empty strings, and (numeric affinity) text."""
+    conn = sqlite3.connect(path)
+    found = {}
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        for _, column, declared, *_ in conn.execute(f'PRAGMA table_info("{table}")'):
+            c, t = f'"{column}"', f'"{table}"'
+            nulls, empties, text = conn.execute(
+                f"SELECT count(*) FILTER (WHERE {c} IS NULL), count(*) FILTER (WHERE {c} = ''),"
+                f" count(*) FILTER (WHERE typeof({c}) = 'text') FROM {t}").fetchone()
+            numeric = declared.upper() in ("INTEGER", "REAL")
+            found[(table, column)] = (nulls > 0, empties > 0, numeric and text > 0)
+    return found
+
+
+def test_a_column_keeps_its_character_at_every_scale(tmp_path):
+    """A scaled database is the same database with more rows: a column that holds NULLs,
+    empty strings or text among numbers at scale 1 does at scale 3, and one that does not,
+    does not (text among numbers makes PostgreSQL's loader type the column text, and the
+    candidates then translate to other queries)."""
+    schema = read_schemas()["thrombosis_prediction"]
+    one = _character(S.build(schema, tmp_path / "one", scale=1, seed=0))
+    three = _character(S.build(schema, tmp_path / "three", scale=3, seed=0))
+    assert one == three, sorted(k for k in one if one[k] != three[k])
+    assert any(n for n, _, _ in one.values()) and any(t for _, _, t in one.values())

@@ -63,8 +63,10 @@ def row_counts(schema: Schema, scale: float) -> dict[str, int]:
 
 class Generator:
     def __init__(self, schema: Schema, lits: Harvest, scale: float, seed: int):
-        self.schema, self.lits, self.seed = schema, lits, seed
+        self.schema, self.lits, self.seed, self.scale = schema, lits, seed, scale
         self.counts = row_counts(schema, scale)
+        self.traits: dict[tuple[str, str], dict] = {}  # each column's V.Traits.chosen
+        self._at_one: Generator | None = None
         self.keys = referenced(schema)
         self.columns: dict[tuple[str, str], list] = {}
         self._share_child_literals()
@@ -84,6 +86,20 @@ class Generator:
         fake = Faker()
         fake.seed_instance(s)
         return np.random.default_rng(s), fake
+
+    def _traits(self, column: Column, rng: np.random.Generator) -> V.Traits:
+        """The column's character: drawn here at scale 1, else the one it has at scale 1
+        (that column generated there once, to learn it)."""
+        if self.scale == 1:
+            return V.Traits(rng)
+        if self._at_one is None:
+            self._at_one = Generator(self.schema, self.lits, 1.0, self.seed)
+        key = (column.table, column.name)
+        if key not in self._at_one.traits:
+            table = self.schema.table(column.table)
+            assert table is not None
+            self._at_one.values(column, self._at_one._table_size(table))
+        return V.Traits(rng, self._at_one.traits[key])
 
     def table_rows(self, table: Table) -> list[tuple]:
         pk = table.primary_key
@@ -127,37 +143,41 @@ class Generator:
         if key in self.columns and len(self.columns[key]) == n:
             return self.columns[key]
         rng, fake = self.rng(column.table, column.name)
+        traits = self._traits(column, rng)
         lits = self.lits.get(key, Literals())
         table = self.schema.table(column.table)
         assert table is not None
         in_pk = column in table.primary_key
         unique = (in_pk and len(table.primary_key) == 1) or key in self.keys
         if column.references and column.references.table != column.table:
-            out = self._foreign(column, n, unique, rng)
+            out = self._foreign(column, n, unique, rng, traits)
         elif column.references:  # a parent in the same table (posts.ParentId): ids 1..n
             out = [int(x) for x in rng.integers(1, n + 1, n)]
-            V.blemish(out, "integer", rng)
+            V.blemish(out, "integer", rng, traits)
         elif unique:
             out = self._unique(column, lits, n, rng, fake)
         else:
-            out = self._plain(column, lits, n, rng, fake)
+            out = self._plain(column, lits, n, rng, fake, traits)
             if not in_pk:
                 if column.type in ("integer", "real"):
-                    V.ties_at_top(out, rng)
-                V.blemish(out, column.type, rng)
+                    V.ties_at_top(out, rng, traits)
+                V.blemish(out, column.type, rng, traits)
         self.columns[key] = out
+        self.traits[key] = traits.chosen
         return out
 
     def _foreign(self, column: Column, n: int, unique: bool,
-                 rng: np.random.Generator) -> list:
+                 rng: np.random.Generator, traits: V.Traits) -> list:
         parents = self._parent_values(column)
         if unique:
             return list(rng.permutation(np.array(parents, dtype=object))[:n])
         weights = V.zipf_weights(len(parents), rng, a=0.8)
         out = [parents[i] for i in rng.choice(len(parents), n, p=weights)]
-        if rng.random() < 0.3:
-            for i in np.flatnonzero(rng.random(n) < 0.05):
+        if traits.draw("orphan-free NULLs", lambda r: r.random() < 0.3, False):
+            hit = traits.rows(n, 0.05)
+            for i in hit:
                 out[i] = None
+            traits.came_to("orphan-free NULLs", bool(len(hit)))
         return out
 
     def _unique(self, column: Column, lits: Literals, n: int, rng: np.random.Generator,
@@ -184,10 +204,10 @@ class Generator:
         return out
 
     def _plain(self, column: Column, lits: Literals, n: int, rng: np.random.Generator,
-               fake: Faker) -> list:
+               fake: Faker, traits: V.Traits) -> list:
         kind = column.type
         if kind in ("integer", "real"):
-            return V.numbers(column.name, kind == "integer", lits, n, rng)
+            return V.numbers(column.name, kind == "integer", lits, n, rng, traits)
         if kind in ("date", "datetime"):
             return V.dates(column.name, kind == "datetime", lits, n, rng)
         strings = [v for v in lits.equal + lits.ranges if isinstance(v, str)]
@@ -198,7 +218,7 @@ class Generator:
         numeric = [v for v in lits.equal + lits.ranges
                    if isinstance(v, float) or V.NUMBER_RE.match(str(v))]
         if lits.ranges and len(numeric) * 2 > len(lits.equal + lits.ranges):
-            return V.text_numbers(lits, n, rng)
+            return V.text_numbers(lits, n, rng, traits)
         return V.categorical(column.name, lits, n, rng, fake)
 
 

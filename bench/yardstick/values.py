@@ -2,11 +2,21 @@
 
 Every function takes its own numpy Generator and Faker, seeded from the column's name, so a
 column's values do not change when another column or table is added.
+
+A column's character (its rate of NULLs, whether it holds values of the wrong type or empty
+strings, ties at its top, its decimal places) is chosen once, at scale 1, and kept at every
+scale (:class:`Traits`): a scaled database is the same database with more rows. Drawn from
+the column's own generator after its rows, those choices used to change with the number of
+rows: a third of the columns of every yardstick database differed between scale 1 and
+scale 10 in whether they held NULLs or text among numbers (student_club's
+``budget.remaining`` was text at scale 100 and REAL at scale 1).
 """
 
 import datetime as dt
 import re
 import string
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from faker import Faker
@@ -15,6 +25,39 @@ from .harvest import Literals
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 NUMBER_RE = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+class Traits:
+    """The choices that make a column's character. At scale 1 (``fixed`` None) each is drawn
+    from the column's generator where the column's values need it, as it always was (the
+    data at scale 1 stays the same, byte for byte); at another scale each is the one made at
+    scale 1 (``fixed``, that column's :attr:`chosen`), and nothing is drawn for it."""
+
+    def __init__(self, rng: np.random.Generator, fixed: dict[str, Any] | None = None):
+        self.rng, self.fixed = rng, fixed
+        self.chosen: dict[str, Any] = {}
+
+    def draw(self, name: str, choose: Callable[[np.random.Generator], Any], absent: Any) -> Any:
+        """The choice ``name``: drawn by ``choose`` at scale 1; ``absent`` where scale 1
+        never came to it (too few values there to place ties among)."""
+        value = choose(self.rng) if self.fixed is None else self.fixed.get(name, absent)
+        self.chosen[name] = value
+        return value
+
+    def rows(self, n: int, rate: float) -> np.ndarray:
+        """The rows of ``n`` a choice hits at ``rate`` (per row); at another scale than 1, at
+        least one: the choice hit one at scale 1, or its rate would be 0 (:meth:`came_to`)."""
+        hit = np.flatnonzero(self.rng.random(n) < rate)
+        if self.fixed is not None and rate and n and not len(hit):
+            hit = np.array([int(self.rng.integers(n))])
+        return hit
+
+    def came_to(self, name: str, value: Any) -> None:
+        """What the choice ``name`` amounted to at scale 1: a rate that hit no row of a small
+        table there is no rate at all (else a table a hundred times larger holds the text
+        among numbers that scale 1 never showed, and its column is loaded as another type)."""
+        if self.fixed is None:
+            self.chosen[name] = value
 
 
 def zipf_weights(n: int, rng: np.random.Generator, a: float = 1.1) -> np.ndarray:
@@ -119,11 +162,11 @@ def _name_range(column: str, integer: bool) -> tuple[float, float]:
 
 
 def numbers(column: str, integer: bool, lits: Literals, n: int,
-            rng: np.random.Generator) -> list:
+            rng: np.random.Generator, traits: Traits) -> list:
     eq, ranges = numeric_lits(lits)
     marks = sorted(set(eq + ranges))
     if marks and set(marks) <= {0.0, 1.0} and not ranges:
-        p = rng.uniform(0.2, 0.6)
+        p = traits.draw("share of ones", lambda r: r.uniform(0.2, 0.6), 0.4)
         return [int(x) for x in (rng.random(n) < p)]
     lo, hi = (min(marks), max(marks)) if marks else _name_range(column, integer)
     if marks and len(marks) == 1:
@@ -137,7 +180,7 @@ def numbers(column: str, integer: bool, lits: Literals, n: int,
         values[planted] = rng.choice(marks, planted.sum())
     if integer:
         return [int(round(v)) for v in values]
-    places = int(rng.integers(1, 3))
+    places = traits.draw("decimal places", lambda r: int(r.integers(1, 3)), 2)
     return [round(float(v), places) for v in values]
 
 
@@ -222,35 +265,43 @@ def _number_text(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
-def text_numbers(lits: Literals, n: int, rng: np.random.Generator) -> list:
+def text_numbers(lits: Literals, n: int, rng: np.random.Generator, traits: Traits) -> list:
     """A text column that holds numbers (compared with numbers in the queries)."""
-    values = numbers("", False, lits, n, rng)
+    values = numbers("", False, lits, n, rng, traits)
     integral = all(float(v).is_integer() for v in numeric_lits(lits)[0] + numeric_lits(lits)[1])
     return [_number_text(round(v)) if integral else _number_text(v) for v in values]
 
 
-def ties_at_top(values: list, rng: np.random.Generator) -> None:
+def ties_at_top(values: list, rng: np.random.Generator, traits: Traits) -> None:
     """Copy the largest and smallest value into other rows: ORDER BY ... LIMIT 1 has ties."""
     present = [i for i, v in enumerate(values) if isinstance(v, int | float)]
     if len(present) < 4:
         return
     for pick in (max, min):
-        if rng.random() < 0.6:
+        if traits.draw(f"ties at the {pick.__name__}", lambda r: r.random() < 0.6, False):
             top = values[pick(present, key=lambda i: values[i])]
             for i in rng.choice(present, int(rng.integers(1, 3)), replace=False):
                 values[i] = top
 
 
-def blemish(values: list, kind: str, rng: np.random.Generator) -> None:
+def blemish(values: list, kind: str, rng: np.random.Generator, traits: Traits) -> None:
     """NULLs, empty strings and values of the wrong SQLite type, at a per-column rate."""
     n = len(values)
-    null_rate = float(rng.choice([0, 0, 0.02, 0.05, 0.15, 0.3]))
-    for i in np.flatnonzero(rng.random(n) < null_rate):
+    null_rate = traits.draw("null rate",
+                            lambda r: float(r.choice([0, 0, 0.02, 0.05, 0.15, 0.3])), 0.0)
+    hit = traits.rows(n, null_rate)
+    for i in hit:
         values[i] = None
-    if kind == "text" and rng.random() < 0.25:
-        for i in np.flatnonzero(rng.random(n) < 0.02):
+    traits.came_to("null rate", null_rate if len(hit) else 0.0)
+    if kind == "text" and traits.draw("empty strings", lambda r: r.random() < 0.25, False):
+        hit = traits.rows(n, 0.02)
+        for i in hit:
             values[i] = ""
-    if kind in ("integer", "real") and rng.random() < 0.06:
+        traits.came_to("empty strings", bool(len(hit)))
+    if kind in ("integer", "real") and traits.draw("wrong types", lambda r: r.random() < 0.06,
+                                                   False):
         wrong = ["", "N/A"] if kind == "real" else ["", "N/A", 2.5]
-        for i in np.flatnonzero(rng.random(n) < 0.005):
+        hit = traits.rows(n, 0.005)
+        for i in hit:
             values[i] = wrong[int(rng.integers(len(wrong)))]
+        traits.came_to("wrong types", bool(len(hit)))
