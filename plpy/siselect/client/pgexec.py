@@ -4,7 +4,14 @@ import psycopg
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import InvalidInput, QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Param, Rows, quote_ident, wrap
+from siselect.runtime.executor import (
+    SMALL_PLANS_SQL,
+    CheckedExecutor,
+    Param,
+    Rows,
+    quote_ident,
+    wrap,
+)
 from siselect.runtime.values import canonical_rows
 
 
@@ -50,7 +57,8 @@ class PsycopgExecutor(CheckedExecutor):
         self.schemas, self._reach = list(visible), list(reach)
         self.max_bytes = answer_size.session_limit(max_bytes)
 
-    def _in_transaction(self, work, internal: bool = False, raw: bool = False):
+    def _in_transaction(self, work, internal: bool = False, raw: bool = False,
+                        small: bool = False):
         try:
             # Rolled back, never committed: a read-only transaction still lets a query
             # change session settings and a few catalogs; the rollback undoes that.
@@ -60,6 +68,8 @@ class PsycopgExecutor(CheckedExecutor):
                 cur.execute("SET TRANSACTION READ ONLY")
                 if internal:
                     cur.execute("SET LOCAL search_path TO pg_catalog, pg_temp")
+                if small:
+                    cur.execute(SMALL_PLANS_SQL)
                 return work(cur)
         except psycopg.Error as exc:
             diag = exc.diag
@@ -75,7 +85,7 @@ class PsycopgExecutor(CheckedExecutor):
         return self._in_transaction(lambda cur: self._all(cur, sql, list(params)), internal=True)
 
     def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
-               params: tuple[Param, ...] = ()) -> Rows:
+               params: tuple[Param, ...] = (), small: bool = False) -> Rows:
         wrapped = wrap(sql)
 
         def fetch(cur) -> Rows:
@@ -92,4 +102,4 @@ class PsycopgExecutor(CheckedExecutor):
             data, truncated = answer_size.fetch_capped(cur.fetchmany, max_rows, self.max_bytes)
             return Rows(columns, canonical_rows(data), truncated)
 
-        return self._in_transaction(fetch, raw=bool(params))
+        return self._in_transaction(fetch, raw=bool(params), small=small)

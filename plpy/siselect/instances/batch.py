@@ -44,7 +44,7 @@ def run_together(executor: Executor, texts: Sequence[Bound], max_rows: int
     together pass ``max_rows``."""
     batch, order = batch_sql(texts)
     try:
-        got = executor.run(batch.sql, max_rows=max_rows, params=batch.params)
+        got = executor.run(batch.sql, max_rows=max_rows, params=batch.params, small=True)
     except QueryFailed:
         return None
     if got.truncated:

@@ -76,9 +76,10 @@ TOO_LARGE = AnswerTooLarge.sqlstate
 
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
                text: Bound | None = None) -> Rows:
-    """``tree`` run (``text``: what it became, when already written)."""
+    """``tree`` run: on D, or on a D' as ``text`` (:func:`.shadow.restricted_sql`), a
+    statement planned for a few rows a table (``small``)."""
     rows = (executor.run(tree.sql(dialect="postgres"), max_rows=max_rows) if text is None
-            else executor.run(text.sql, max_rows=max_rows, params=text.params))
+            else executor.run(text.sql, max_rows=max_rows, params=text.params, small=True))
     if rows.truncated:
         raise QueryFailed(
             f"the answer has more than {max_rows} rows, the most siselect compares", TOO_LARGE

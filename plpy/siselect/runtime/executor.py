@@ -18,6 +18,19 @@ from siselect.runtime.shared_subqueries import evaluated_once
 REFUSED_FORM = ("42", "0A", "XX")
 #: Types a parameter may have, as PostgreSQL names them (see :class:`Param`).
 PARAM_TYPES = ("tid[]", "bigint[]")
+#: How a statement on a D' is planned (``run(..., small=True)``), set for that statement
+#: alone. Each table of a D' holds a few of its rows, but the planner sees the whole table
+#: filtered by row ids and a condition whose selectivity it guesses: judging one side of a
+#: join to hold a row, it nests a loop whose inner side reads the whole table again for each
+#: of the rows that side really holds (student_club x100: 4,124 budgets tied at the minimum
+#: against 200,000 expenses scanned each time, 60 s for a statement a hash join runs in
+#: 45 ms). Without nested loops where another join serves (where none does, as for
+#: LATERAL, the planner still nests), and without JIT or parallel workers, whose start costs
+#: more than such a statement, and which the cost penalty of a nested loop would call for.
+SMALL_PLANS = (("enable_nestloop", "off"), ("jit", "off"),
+               ("max_parallel_workers_per_gather", "0"))
+SMALL_PLANS_SQL = "SELECT " + ", ".join(
+    f"pg_catalog.set_config('{name}', '{value}', true)" for name, value in SMALL_PLANS)
 
 
 @dataclass(frozen=True)
@@ -52,7 +65,8 @@ class Executor(Protocol):
     ``run_internal`` runs siselect's own catalog queries, with values bound as parameters,
     on the search path ``pg_catalog, pg_temp``; ``schemas`` are the caller's schemas.
     ``params``: values bound to ``$1``, ``$2``, ... of ``sql`` (siselect's own row ids), so
-    that texts that differ only in them are one statement.
+    that texts that differ only in them are one statement. ``small``: the statement reads a
+    D' (:data:`SMALL_PLANS`).
     """
 
     @property
@@ -66,6 +80,7 @@ class Executor(Protocol):
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
         params: Sequence[Param] = (),
+        small: bool = False,
     ) -> Rows: ...
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]: ...
@@ -88,6 +103,7 @@ class CheckedExecutor:
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
         params: Sequence[Param] = (),
+        small: bool = False,
     ) -> Rows:
         if self._policy is None:
             self._policy = CallPolicy(self.run_internal, self._reach)
@@ -98,7 +114,7 @@ class CheckedExecutor:
         once = evaluated_once(sql)
         if once is not sql:
             try:
-                return self._checked_fetch(once, max_rows, allow, params)
+                return self._checked_fetch(once, max_rows, allow, params, small)
             except QueryFailed as exc:
                 # A form PostgreSQL or an extension's planner hook (ProvSQL's) refuses in
                 # the rewritten text is asked of the text as written; an error of the data
@@ -106,24 +122,25 @@ class CheckedExecutor:
                 # error there, and is not run twice.
                 if exc.sqlstate[:2] not in REFUSED_FORM:
                     raise
-        return self._checked_fetch(sql, max_rows, allow, params)
+        return self._checked_fetch(sql, max_rows, allow, params, small)
 
     def _checked_fetch(self, sql: str, max_rows: int | None, allow: frozenset[Name],
-                       params: Sequence[Param]) -> Rows:
+                       params: Sequence[Param], small: bool) -> Rows:
         assert self._policy is not None
         statement = read_select(sql)
         _bound_as_read(statement, params)
         self._policy.check(statement, allow)
-        return self._fetch(sql, max_rows, statement.shape, tuple(params))
+        return self._fetch(sql, max_rows, statement.shape, tuple(params), small)
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         raise NotImplementedError
 
     def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
-               params: tuple[Param, ...] = ()) -> Rows:
-        """Rows of ``sql`` (``params`` bound to its ``$1``, ``$2``, ...), which :meth:`run`
-        read as one SELECT (tests call this directly to show what PostgreSQL refuses on its
-        own). It runs inside :func:`wrap`, a text never read again: see that function."""
+               params: tuple[Param, ...] = (), small: bool = False) -> Rows:
+        """Rows of ``sql`` (``params`` bound to its ``$1``, ``$2``, ...; planned for a D'
+        when ``small``), which :meth:`run` read as one SELECT (tests call this directly to
+        show what PostgreSQL refuses on its own). It runs inside :func:`wrap`, a text never
+        read again: see that function."""
         raise NotImplementedError
 
 
@@ -175,10 +192,10 @@ class Trusting:
         allow: frozenset[Name] = frozenset(),
         inner: Sequence[str] = (),
         params: Sequence[Param] = (),
+        small: bool = False,
     ) -> Rows:
-        return self.executor.run(
-            sql, max_rows, allow=self.allow | allow, inner=(*self.inner, *inner), params=params
-        )
+        return self.executor.run(sql, max_rows, allow=self.allow | allow,
+                                 inner=(*self.inner, *inner), params=params, small=small)
 
     def run_internal(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         return self.executor.run_internal(sql, params)

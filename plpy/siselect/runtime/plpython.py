@@ -8,7 +8,14 @@ from typing import Any
 from siselect.runtime import answer_size
 from siselect.runtime.bounded import keep
 from siselect.runtime.errors import QueryFailed
-from siselect.runtime.executor import CheckedExecutor, Param, Rows, quote_ident, wrap
+from siselect.runtime.executor import (
+    SMALL_PLANS_SQL,
+    CheckedExecutor,
+    Param,
+    Rows,
+    quote_ident,
+    wrap,
+)
 from siselect.runtime.values import canonical_rows
 
 
@@ -89,13 +96,16 @@ class PlpyExecutor(CheckedExecutor):
         plan = self._plan(sql, tuple(_pg_type(p) for p in params))
         return self.plpy.execute(plan, list(params), limit)
 
-    def _in_subtransaction(self, work: Callable[[], Any]) -> Any:
-        """``work()`` on the caller's search_path, in a subtransaction that is rolled back
-        even when it succeeds: whatever the query changed in the session goes with it."""
+    def _in_subtransaction(self, work: Callable[[], Any], small: bool = False) -> Any:
+        """``work()`` on the caller's search_path (planned for a D' when ``small``), in a
+        subtransaction that is rolled back even when it succeeds: whatever the query changed
+        in the session goes with it, and so do those settings."""
         try:
             with self.plpy.subtransaction():
                 if self.search_path is not None:
                     self._execute(_SET_PATH, [self.search_path])
+                if small:
+                    self._execute(SMALL_PLANS_SQL)
                 raise _Discard(work())
         except _Discard as done:
             return done.result
@@ -113,14 +123,14 @@ class PlpyExecutor(CheckedExecutor):
         return [tuple(row[n] for n in names) for row in result]
 
     def _fetch(self, sql: str, max_rows: int | None, shape: str = "",
-               params: tuple[Param, ...] = ()) -> Rows:
+               params: tuple[Param, ...] = (), small: bool = False) -> Rows:
         if not self._read_only:
             # The SQL function that called us must carry SET transaction_read_only = on.
             raise QueryFailed("siselect runs queries only in a read-only transaction", "25006")
         columns = self._columns.get(shape) if shape else None
         if columns is not None:
             try:
-                return self._fetch_as(sql, columns, max_rows, params)
+                return self._fetch_as(sql, columns, max_rows, params, small)
             except _Stale:
                 # More columns than kept (a concurrent ALTER TABLE under SELECT *): probe.
                 del self._columns[shape]
@@ -131,7 +141,7 @@ class PlpyExecutor(CheckedExecutor):
         columns = self._in_subtransaction(lambda: self._probe(sql, params))
         if shape:
             keep(self._columns, shape, columns, _SHAPES_KEPT)
-        return self._fetch_as(sql, columns, max_rows, params)
+        return self._fetch_as(sql, columns, max_rows, params, small)
 
     def _probe(self, sql: str, params: tuple[Param, ...] = ()) -> list[str]:
         """The names of ``sql``'s columns, from a plan that runs no row."""
@@ -143,7 +153,7 @@ class PlpyExecutor(CheckedExecutor):
         return list(self.plpy.execute(plan, values).colnames())
 
     def _fetch_as(self, sql: str, columns: list[str], max_rows: int | None,
-                  params: tuple[Param, ...] = ()) -> Rows:
+                  params: tuple[Param, ...] = (), small: bool = False) -> Rows:
         """Rows of ``sql`` under positional aliases: rows come back as dicts, which would
         merge two columns of one name."""
         aliases = [f"c{i}" for i in range(len(columns))]
@@ -165,7 +175,7 @@ class PlpyExecutor(CheckedExecutor):
             cursor.close()
             return found
 
-        data, truncated = self._in_subtransaction(fetch)
+        data, truncated = self._in_subtransaction(fetch, small)
         return Rows(columns, canonical_rows(data), truncated)
 
 
