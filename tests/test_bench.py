@@ -128,6 +128,10 @@ def test_output_files(first):
     assert run["judge"] == "reference" and len(run["tasks_sha256"]) == 64
 
 
+def _sigint_as_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys, stop):
     summary, out_first = first
@@ -135,7 +139,10 @@ def test_interrupt_then_resume_gives_the_same_results(first, data, dsn, capsys, 
     command = [sys.executable, "-c", "import sys; from siselect.client.cli import main; "
                "sys.exit(main(sys.argv[1:]))", *bench_args(data, dsn, out, "--workers", "1")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # SIGINT as a terminal gives it: a shell starts background jobs with it ignored, and a
+    # run of the tests started as one passed that on (the bench went on to the end).
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                               preexec_fn=_sigint_as_default)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 120
     while not (results.exists() and results.read_text().count("\n") >= 1):

@@ -64,6 +64,15 @@ def _dates_cast(conn: psycopg.Connection, t: str, d: str) -> bool:
         return False
 
 
+def _number_typed(conn: psycopg.Connection, t: str, column: str) -> bool:
+    """Whether the loader typed ``column`` as a number (one holding a few texts among its
+    numbers, as SQLite allows, is text)."""
+    row = conn.execute("SELECT y.typcategory = 'N' FROM pg_attribute AS a JOIN pg_type AS y "
+                       "ON y.oid = a.atttypid WHERE a.attrelid = %s::regclass "
+                       "AND a.attname = %s", (t, column)).fetchone()
+    return bool(row and row[0])
+
+
 def literals(conn: psycopg.Connection, p: Profile) -> dict[str, Any]:
     """Names and values for one profile's templates; a field the data cannot fill is left
     out (the templates that need it are skipped)."""
@@ -75,7 +84,7 @@ def literals(conn: psycopg.Connection, p: Profile) -> dict[str, Any]:
     kmid = _one(conn, f"SELECT {k}::text FROM {t} WHERE {c} = {literal(cv)} "
                       f"ORDER BY {k}::text LIMIT 1 OFFSET 12")
     out["kmid"] = (kmid or "~").replace("'", "''")
-    if p.num:
+    if p.num and _number_typed(conn, t, p.num):
         n = ident(p.num)
         median = _one(conn, f"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY {n}) FROM {t}")
         low, high = conn.execute(f"SELECT min({n}), max({n}) FROM {t}").fetchone()
