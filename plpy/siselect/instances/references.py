@@ -32,8 +32,9 @@ def fetch_instance(executor: Executor, catalog: Catalog, rows: Sequence[int]) ->
     return instance
 
 
-def _rowids_of(executor: Executor, catalog: Catalog, table: str, where: str,
-               limit: int | None = None) -> list[int]:
+def rowids_where(executor: Executor, catalog: Catalog, table: str, where: str,
+                 limit: int | None = None) -> list[int]:
+    """The row ids of ``table``'s rows (its alias ``t``) that meet ``where``."""
     found = catalog.tables[table]
     number = catalog.number(table)
     source = rowids.source(found, readable_columns(catalog, table))
@@ -75,7 +76,7 @@ def rows_of_tables(executor: Executor, catalog: Catalog, tables: tuple[str, ...]
             return None
     result: list[int] = []
     for table in tables:
-        result += _rowids_of(executor, catalog, table, "true", limit - len(result) + 1)
+        result += rowids_where(executor, catalog, table, "true", limit - len(result) + 1)
         if len(result) > limit:
             return None
     return result
@@ -125,7 +126,7 @@ def referenced_closure(
                 source = rowids.source(keeping, readable_columns(catalog, table))
                 kept = rowids.matches(keeping, catalog.number(table), "k", ids)
                 where = f"({remote}) IN (SELECT {local} FROM {source} AS k WHERE {kept})"
-                added.update(_rowids_of(executor, catalog, ref, where))
+                added.update(rowids_where(executor, catalog, ref, where))
         frontier = added - closure
         closure |= frontier
     return sorted(closure), unreadable

@@ -46,6 +46,7 @@ from siselect.instances.search import (
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import counted_variants, value_proposals
 from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, uncut
+from siselect.instances.unknowns import null_rows, tested_columns, unknown_rows
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
 from siselect.runtime.answers import normal_answer
@@ -157,7 +158,52 @@ def separate_pair(
         pair.deadline = time.monotonic() + options.budget_seconds
     # The budget also bounds the Python work between queries (comparing, minimising).
     with deadline.scope(pair.deadline - time.monotonic(), exceeded=_budget_spent):
-        return _separate(pair, a1, a2, options, started)
+        result = _separate(pair, a1, a2, options, started)
+        if options.strategy == "paper":
+            return result
+        return _away_from_unknowns(pair, a1, a2, options, started, result)
+
+
+#: Separations again, at most, away from rows whose tested values are NULL.
+UNKNOWN_TRIES = 2
+_RANK_OF = {name: rank for rank, name in RANK_NAMES.items()}
+
+
+def _away_from_unknowns(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float,
+                        result: dict[str, Any]) -> dict[str, Any]:
+    """``result``, or the pair separated again away from the rows of D that hold NULL in a
+    column the queries compare (:mod:`.unknowns`), when that gives an instance of a rank as
+    good without any (a table may hold more of them than are left out: then once more, away
+    from those of the new instance too)."""
+    tested = tested_columns(pair.trees, pair.catalog)
+    excluded = set(options.exclude)
+    unknown = _unknown_in(result, tested, pair.catalog)
+    for attempt in range(UNKNOWN_TRIES):
+        if not unknown:
+            break
+        # Every such row of D at once (one instance after another would find the next
+        # district of unknown name), then those a table of more than NULL_ROWS_MOST kept.
+        excluded |= set(unknown) if attempt else {
+            *unknown, *null_rows(pair.executor, pair.catalog, tested)}
+        again = _separate(pair, a1, a2, replace(options, exclude=tuple(sorted(excluded))),
+                          started)
+        if again["status"] != "separated" \
+                or _RANK_OF[again["meaning"]] > _RANK_OF[result["meaning"]]:
+            break
+        unknown = _unknown_in(again, tested, pair.catalog)
+        if not unknown:
+            again["notes"].append(
+                f"{len(excluded) - len(options.exclude)} rows left out that hold NULL in a "
+                "column the queries compare: on so few rows a NULL decides the answers")
+            return again
+    return result
+
+
+def _unknown_in(result: dict[str, Any], tested: dict[str, set[str]], catalog: Catalog
+                ) -> list[int]:
+    if result["status"] != "separated":
+        return []
+    return unknown_rows(result["instance"], result["row_ids"], tested, catalog)
 
 
 def _same_on_d(pair: Pair, a1: Rows, a2: Rows) -> bool:
