@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import psycopg
 import psycopg.sql
@@ -315,6 +316,19 @@ def _boot_line(conn: psycopg.Connection) -> str:
     ).fetchone()
     assert row is not None
     return next(line for line in row[0].splitlines() if "sys.path" in line)
+
+
+def server_notice(dsn: str, block: Callable[[str], str]) -> Any:
+    """The JSON of the last notice of a PL/Python ``DO`` block, ``block(boot)`` (``boot``: the
+    line that puts the installed package on the server's path), run in a read-only
+    transaction that is rolled back."""
+    notices: list[str] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        with conn.transaction(force_rollback=True):
+            conn.execute("SET TRANSACTION READ ONLY")
+            conn.execute(block(_boot_line(conn)))
+    return json.loads(notices[-1])
 
 
 @pytest.fixture(scope="session")

@@ -176,17 +176,9 @@ $do$ LANGUAGE plpython3u"""
 
 
 def test_server_probes_a_querys_columns_once_per_shape(dsn, superhero):
-    import psycopg
+    from safety_fixtures import server_notice
 
-    from safety_fixtures import _boot_line
-
-    notices: list[str] = []
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
-        with conn.transaction(force_rollback=True):
-            conn.execute("SET TRANSACTION READ ONLY")
-            conn.execute(SERVER_PROBE.format(boot=_boot_line(conn), path=superhero))
-    got = json.loads(notices[-1])
+    got = server_notice(dsn, lambda boot: SERVER_PROBE.format(boot=boot, path=superhero))
     assert got["probes"] == 1  # two texts of one shape: one probe
     assert len(got["a"]) == 2 and all(len(r) == 2 and r[0] == r[1] for r in got["a"])
     assert got["a"] != got["b"]

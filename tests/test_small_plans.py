@@ -6,7 +6,6 @@ minimum, the planner judges one to be, and nests a loop that reads all the expen
 for each (student_club x100 task 1365: 60 s a statement, against 45 ms as a hash join).
 """
 
-import json
 
 import psycopg
 import pytest
@@ -35,25 +34,20 @@ from siselect.runtime.plpython import PlpyExecutor
 
 executor = PlpyExecutor(plpy, {path!r})
 query = {query!r}
-got = [executor.run(query).rows, executor.run(query, small=True).rows, executor.run(query).rows]
+got = [executor.run(query).rows, executor.run(query, small=True).rows, executor.run(query).rows,
+       list(plpy.execute(query)[0].values())]
 plpy.notice(json.dumps(got))
 $do$ LANGUAGE plpython3u"""
 
 
 def test_the_server_executor_plans_a_small_statement_alike(dsn, superhero):
-    from safety_fixtures import _boot_line
+    from safety_fixtures import server_notice
 
-    notices: list[str] = []
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
-        with conn.transaction(force_rollback=True):
-            conn.execute("SET TRANSACTION READ ONLY")
-            conn.execute(SERVER.format(boot=_boot_line(conn), path=superhero, query=SETTINGS))
-            after = conn.execute(SETTINGS).fetchone()
-    before, small, again = json.loads(notices[-1])
+    before, small, again, after = server_notice(
+        dsn, lambda boot: SERVER.format(boot=boot, path=superhero, query=SETTINGS))
     assert [tuple(r) for r in small] == [SMALL]
     assert before == again and tuple(before[0]) != SMALL
-    assert tuple(before[0]) == after  # the subtransaction's settings went with it
+    assert tuple(before[0]) == tuple(after)  # the subtransaction's settings went with it
 
 
 @pytest.fixture(scope="module")
