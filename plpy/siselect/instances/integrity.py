@@ -29,7 +29,7 @@ from functools import partial
 
 from sqlglot import exp
 
-from siselect.instances.shadow import base_tables, relation_reads
+from siselect.instances.shadow import base_tables, relation_reads, table_aliases
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
@@ -45,13 +45,7 @@ def joined_columns(tree: exp.Query, catalog: Catalog) -> set[tuple[str, str, str
     """``(table, column, table, column)`` of each equi-join between two columns of two
     different tables of ``tree``, both ways round; an alias naming two tables (in two
     scopes) is left out, as is a column without its table."""
-    tables = set(base_tables(tree, catalog))
-    named: dict[str, set[str]] = {}
-    for table in tree.find_all(exp.Table):
-        found = catalog.table(table.name)
-        if found is not None and found.name in tables:
-            named.setdefault(table.alias_or_name, set()).add(found.name)
-    aliases = {alias: names.pop() for alias, names in named.items() if len(names) == 1}
+    aliases = table_aliases(tree, catalog)
     pairs = set()
     for eq in tree.find_all(exp.EQ):
         left, right = eq.this, eq.expression

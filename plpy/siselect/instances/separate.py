@@ -175,6 +175,8 @@ def _away_from_unknowns(pair: Pair, a1: Rows, a2: Rows, options: Options, starte
     column the queries compare (:mod:`.unknowns`), when that gives an instance of a rank as
     good without any (a table may hold more of them than are left out: then once more, away
     from those of the new instance too)."""
+    if result["status"] != "separated":
+        return result
     tested = tested_columns(pair.trees, pair.catalog)
     excluded = set(options.exclude)
     unknown = _unknown_in(result, tested, pair.catalog)

@@ -55,6 +55,18 @@ def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     return list(dict.fromkeys(name for _, name in relation_reads(tree, catalog)))
 
 
+def table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
+    """``{alias or name: table}`` of the tables ``tree`` reads (catalog names); an alias
+    naming two tables (in two scopes) is left out, as is a CTE named like a table."""
+    tables = set(base_tables(tree, catalog))
+    named: dict[str, set[str]] = {}
+    for table in tree.find_all(exp.Table):
+        found = catalog.table(table.name)
+        if found is not None and found.name in tables:
+            named.setdefault(table.alias_or_name, set()).add(found.name)
+    return {alias: names.pop() for alias, names in named.items() if len(names) == 1}
+
+
 def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: bool = False
              ) -> str:
     """``SELECT`` of the rows ``ids`` of relation ``name``, the columns the caller may read

@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from siselect.instances.pair import group_rows
 from siselect.instances.references import rowids_where
+from siselect.instances.shadow import table_aliases
 from siselect.runtime import privileges
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor, quote_ident
@@ -36,11 +37,7 @@ def tested_columns(trees: Sequence[exp.Query], catalog: Catalog) -> dict[str, se
     names (a column whose table is not told by its qualifier or its name is left out)."""
     tested: dict[str, set[str]] = {}
     for tree in trees:
-        named: dict[str, str] = {}
-        for table in tree.find_all(exp.Table):
-            found = catalog.table(table.name)
-            if found is not None:
-                named[table.alias_or_name] = found.name
+        named = table_aliases(tree, catalog)
         for comparison in tree.find_all(exp.Predicate):
             if isinstance(comparison, _ABOUT_NULLS):
                 continue
