@@ -28,6 +28,7 @@ from siselect.instances.meaning import (
     Meaning,
 )
 from siselect.instances.minimise import ddmin, ddmin_blocks, shown_ahead
+from siselect.instances.neighbours import links, neighbours
 from siselect.instances.pair import BudgetExceeded, Normal, Pair, Timer, same_result
 from siselect.instances.references import (
     declared_keys,
@@ -662,6 +663,8 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         raise _Unfinished()  # before the fallbacks, which cost more than the completion
     if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
         _fallback(pair, best, lineages, notes, frozenset(options.exclude), options.seed)
+    if best.rank > MEANINGFUL and (not best.by_rank or _time_left(pair, options)):
+        _with_neighbours(pair, best, pool, options, notes)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
     # Every level held to max_rows first: the last one minimised without a limit is the
@@ -755,6 +758,47 @@ def _fallback(pair: Pair, best: _Best, lineages: list[Lineage], notes: list[str]
     if every is not None and best.consider(every) <= FAILED \
             and best.by_rank[best.rank] == every:
         notes.append(f"started from every row of the tables read ({len(every)} rows)")
+
+
+#: Witnesses of each side given their neighbours, at most, and links followed.
+NEIGHBOURED, LINKS_MOST = 16, 8
+
+
+def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
+                     notes: list[str]) -> None:
+    """Each of the first witnesses of either side with its neighbours along one link
+    (:mod:`.neighbours`): what keeps a row out of an answer is no witness's. Where that
+    separates on an instance that lost the question's meaning (the query that rejects the
+    row answers nothing), then that instance with a common witness and its neighbours, which
+    both answers keep."""
+    found = links(pair.trees, pair.catalog)[:LINKS_MOST]
+    if not found:
+        return
+    sides = [w for side in (pool.only1, pool.only2) for w in side[:NEIGHBOURED]]
+    common = pool.both[:NEIGHBOURED]
+    rows = sorted({r for w in (*sides, *common) for r in w})
+    excluded = set(options.exclude)
+    before = best.rank
+    for link in found:
+        near = neighbours(pair.executor, pair.catalog, link, rows, options.max_rows)
+        for start, witnesses in (((), sides), (None, common)):
+            if best.rank == MEANINGFUL or not _time_left(pair, options) \
+                    or (start is None and not best.by_rank):
+                break
+            base = set(best.by_rank[best.rank] if start is None else ())
+            # A witness alone was proposed before: only what its neighbours add is new.
+            grown = (sorted(base.union(w, *(near.get(r, ()) for r in w)) - excluded)
+                     for w in witnesses)
+            for proposal in best.ahead(p for p, w in zip(grown, witnesses, strict=True)
+                                       if len(p) > len(base.union(w) - excluded)
+                                       or (base and len(p) > len(base))):
+                if best.consider(proposal) == MEANINGFUL or not _time_left(pair, options):
+                    break
+        if best.rank == MEANINGFUL or not _time_left(pair, options):
+            break
+    if best.rank < before:
+        notes.append("started from a witness with the rows that share a key with its rows "
+                     "(a window's partition, a join or a subquery's condition)")
 
 
 def _referenced_rows(pair: Pair) -> list[int] | None:

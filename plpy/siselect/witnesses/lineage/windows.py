@@ -59,7 +59,8 @@ def partition_keys(window: exp.Window, select: exp.Select) -> list[exp.Expr]:
     return keys
 
 
-def _windows(select: exp.Select) -> list[exp.Window]:
+def own_windows(select: exp.Select) -> list[exp.Window]:
+    """The windows ``select`` computes itself (not those of its nested queries)."""
     return [n for _, root in clause_roots(select) for n in own_nodes(root)
             if isinstance(n, exp.Window)]
 
@@ -67,7 +68,7 @@ def _windows(select: exp.Select) -> list[exp.Window]:
 def partition_specs(select: exp.Select) -> list[str]:
     """The distinct ``OVER (...)`` clauses (partitions only) of the block's own windows."""
     specs: list[str] = []
-    for window in _windows(select):
+    for window in own_windows(select):
         keys = partition_keys(window, select)
         spec = f"OVER (PARTITION BY {', '.join(sql(k) for k in keys)})" if keys else "OVER ()"
         if spec not in specs:
