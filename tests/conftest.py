@@ -157,6 +157,19 @@ def sqlite_file_from(tmp_path_factory, schema: str, script: str) -> Path:
     return path
 
 
+def readable_schema(dsn: str, schema: str, *statements: str) -> str:
+    """``schema`` made anew by ``statements`` (which name it), every role allowed to read
+    it (the tests' queries run as the caller would)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        conn.execute(f"CREATE SCHEMA {schema}")
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO PUBLIC")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO PUBLIC")
+    return schema
+
+
 @contextlib.contextmanager
 def loaded_executor(dsn: str, sqlite_path: Path, schema: str):
     """A SQLite file loaded (again) into ``schema``, and an executor reading that schema."""

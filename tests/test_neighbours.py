@@ -12,10 +12,10 @@ keeps a hero out of an anti-join (``LEFT JOIN ... IS NULL``, ``NOT EXISTS``, ``N
 ``EXCEPT``), which no witness holds either (superhero x100).
 """
 
-import psycopg
 import pytest
 import sqlglot
 
+from conftest import readable_schema
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances import neighbours
 from siselect.instances import separate as separate_module
@@ -31,22 +31,17 @@ LATEST = ("WITH ranked AS (SELECT team_id, passing, ROW_NUMBER() OVER (PARTITION
 
 @pytest.fixture(scope="module")
 def seasons(dsn: str) -> str:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS partitions CASCADE")
-        conn.execute("CREATE SCHEMA partitions")
-        conn.execute("CREATE TABLE partitions.team (id int PRIMARY KEY, name text)")
-        conn.execute("CREATE TABLE partitions.season (id int PRIMARY KEY, team_id int "
-                     "REFERENCES partitions.team, played date, passing int)")
-        conn.execute("INSERT INTO partitions.team SELECT i, 'team ' || i "
-                     "FROM generate_series(1, 40) AS i")
-        # Four seasons a team; the passing of a season goes up and down with the team and
-        # the year, so that some teams passed above 70 only before their latest season.
-        conn.execute("INSERT INTO partitions.season SELECT 4 * (i - 1) + y, i, "
-                     "DATE '2010-01-01' + 365 * y, 40 + (7 * i + 13 * y) % 50 "
-                     "FROM generate_series(1, 40) AS i, generate_series(1, 4) AS y")
-        conn.execute("GRANT USAGE ON SCHEMA partitions TO PUBLIC")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA partitions TO PUBLIC")
-    return "partitions"
+    # Four seasons a team; the passing of a season goes up and down with the team and the
+    # year, so that some teams passed above 70 only before their latest season.
+    return readable_schema(
+        dsn, "partitions",
+        "CREATE TABLE partitions.team (id int PRIMARY KEY, name text)",
+        "CREATE TABLE partitions.season (id int PRIMARY KEY, team_id int REFERENCES "
+        "partitions.team, played date, passing int)",
+        "INSERT INTO partitions.team SELECT i, 'team ' || i FROM generate_series(1, 40) AS i",
+        "INSERT INTO partitions.season SELECT 4 * (i - 1) + y, i, DATE '2010-01-01' + 365 * y, "
+        "40 + (7 * i + 13 * y) % 50 FROM generate_series(1, 40) AS i, "
+        "generate_series(1, 4) AS y")
 
 
 def _separate(dsn: str, schema: str, q1: str = EVER, q2: str = LATEST) -> dict:
@@ -89,7 +84,7 @@ def test_without_the_partitions_nothing_separates(dsn, seasons, monkeypatch):
     assert _separate(dsn, seasons)["status"] == "failed"
 
 
-#: Teams without a season in a year before 2013, against every team, three ways.
+#: Teams without a season before 2013, against every team, four ways.
 ALL_TEAMS = "SELECT t.id FROM team AS t"
 WITHOUT = [
     "SELECT t.id FROM team AS t LEFT JOIN season AS s ON s.team_id = t.id "
@@ -107,20 +102,16 @@ WITHOUT = [
 def late_teams(dsn: str) -> str:
     # Teams above 3,000 start in 2013: no season before keeps them out of the anti-joins.
     # Thousands of teams: the search draws samples of the witnesses, as on a large D.
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS late_teams CASCADE")
-        conn.execute("CREATE SCHEMA late_teams")
-        conn.execute("CREATE TABLE late_teams.team (id int PRIMARY KEY)")
-        conn.execute("CREATE TABLE late_teams.season (id int PRIMARY KEY, team_id int, "
-                     "played date, passing int)")
-        conn.execute("INSERT INTO late_teams.team SELECT i FROM generate_series(1, 4000) AS i")
-        conn.execute("INSERT INTO late_teams.season SELECT 4 * (i - 1) + y, i, DATE "
-                     "'2010-01-01' + 365 * (y + CASE WHEN i > 3000 THEN 3 ELSE 0 END), 50 "
-                     "FROM generate_series(1, 4000) AS i, generate_series(1, 4) AS y")
-        conn.execute("ANALYZE late_teams.team, late_teams.season")
-        conn.execute("GRANT USAGE ON SCHEMA late_teams TO PUBLIC")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA late_teams TO PUBLIC")
-    return "late_teams"
+    return readable_schema(
+        dsn, "late_teams",
+        "CREATE TABLE late_teams.team (id int PRIMARY KEY)",
+        "CREATE TABLE late_teams.season (id int PRIMARY KEY, team_id int, played date, "
+        "passing int)",
+        "INSERT INTO late_teams.team SELECT i FROM generate_series(1, 4000) AS i",
+        "INSERT INTO late_teams.season SELECT 4 * (i - 1) + y, i, DATE '2010-01-01' + 365 * "
+        "(y + CASE WHEN i > 3000 THEN 3 ELSE 0 END), 50 FROM generate_series(1, 4000) AS i, "
+        "generate_series(1, 4) AS y",
+        "ANALYZE late_teams.team, late_teams.season")
 
 
 @pytest.mark.parametrize("without", WITHOUT)
@@ -189,7 +180,8 @@ def test_no_partition_is_read_where_it_cannot_be(executor, sql):
 
 def test_a_partitions_rows_come_in_the_windows_order_at_most_per_row(executor):
     catalog = load_catalog(executor)
-    partition = neighbours.Link("hero_power", ("hero_id",), "hero_power", ("hero_id",), '"t"."power_id" DESC')
+    partition = neighbours.Link("hero_power", ("hero_id",), "hero_power", ("hero_id",),
+                                '"t"."power_id" DESC')
     some = executor.run("SELECT hero_id, power_id FROM hero_power WHERE hero_id = ("
                         "SELECT hero_id FROM hero_power GROUP BY hero_id "
                         "HAVING COUNT(*) > 5 ORDER BY hero_id LIMIT 1) ORDER BY power_id")

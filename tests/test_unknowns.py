@@ -7,10 +7,10 @@ the candidate right on D loses to one that matches no account at all (yardstick 
 126 at scale 10).
 """
 
-import psycopg
 import pytest
 import sqlglot
 
+from conftest import readable_schema
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances import separate as separate_module
 from siselect.instances import unknowns
@@ -25,19 +25,15 @@ NOTHING = RIGHT.replace("LIKE '1993%'", "LIKE '93%'")
 
 @pytest.fixture(scope="module")
 def districts(dsn: str) -> str:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS unknowns CASCADE")
-        conn.execute("CREATE SCHEMA unknowns")
-        conn.execute("CREATE TABLE unknowns.district (district_id int PRIMARY KEY, a2 text)")
-        conn.execute("CREATE TABLE unknowns.account (account_id int PRIMARY KEY, district_id "
-                     "int REFERENCES unknowns.district, opened text)")
-        conn.execute("INSERT INTO unknowns.district SELECT i, CASE i WHEN 19 THEN 'Decin' "
-                     "WHEN 20 THEN 'Praha' END FROM generate_series(1, 20) AS i")
-        conn.execute("INSERT INTO unknowns.account SELECT i, 1 + i % 20, '1993-0' || (1 + i % 9)"
-                     " FROM generate_series(1, 60) AS i")
-        conn.execute("GRANT USAGE ON SCHEMA unknowns TO PUBLIC")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA unknowns TO PUBLIC")
-    return "unknowns"
+    return readable_schema(
+        dsn, "unknowns",
+        "CREATE TABLE unknowns.district (district_id int PRIMARY KEY, a2 text)",
+        "CREATE TABLE unknowns.account (account_id int PRIMARY KEY, district_id int "
+        "REFERENCES unknowns.district, opened text)",
+        "INSERT INTO unknowns.district SELECT i, CASE i WHEN 19 THEN 'Decin' WHEN 20 THEN "
+        "'Praha' END FROM generate_series(1, 20) AS i",
+        "INSERT INTO unknowns.account SELECT i, 1 + i % 20, '1993-0' || (1 + i % 9) "
+        "FROM generate_series(1, 60) AS i")
 
 
 def _separated(dsn: str, schema: str, q1: str, q2: str) -> dict:
