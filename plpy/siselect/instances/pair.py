@@ -23,6 +23,7 @@ from siselect.instances.batch import run_together
 from siselect.instances.shadow import Bound, RowsByTable, restricted_sql
 from siselect.instances.ties import (
     inner_cut,
+    rows_before,
     tie_explained,
     tie_sensitive,
     uncut,
@@ -198,7 +199,8 @@ class Pair:
     # through their joins, D' keeps too (separate._kept_joins).
     related: tuple[exp.Query, ...] = ()
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
-    _tied: dict[int, exp.Query] = field(default_factory=dict)  # by id of one of trees
+    # by id of one of trees and the rows kept with their ties (None: the query's own)
+    _tied: dict[tuple[int, int | None], exp.Query] = field(default_factory=dict)
     # The probes of the inner-tie check, by id of one of trees (nondeterminism.probes).
     _inner: dict[int, nondeterminism.Probes] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
@@ -365,19 +367,33 @@ class Pair:
             r1, r2 = relaxed
             # No tie explains an error.
             if not isinstance(r1, Failed) and not isinstance(r2, Failed) \
-                    and tie_explained(a1, a2, r1, r2):
+                    and tie_explained(a1, a2, r1, r2,
+                                      *(partial(self._before_tie, t, grouped, len(a.rows), r)
+                                        for t, a, r in zip(self.trees, answers, relaxed,
+                                                           strict=True))):
                 return None
         if any(self._inner_ties(t, grouped) for t in self.trees):
             return None
         return a1, a2
 
-    def with_ties(self, tree: exp.Query) -> exp.Query:
-        """``with_ties(tree)`` for one of the pair's trees, made once per pair: one tree,
-        whose text on D' is written once per shape
+    def with_ties(self, tree: exp.Query, count: int | None = None) -> exp.Query:
+        """``with_ties(tree, count)`` for one of the pair's trees, made once per pair: one
+        tree, whose text on D' is written once per shape
         (:func:`~siselect.instances.shadow.restricted_sql`)."""
-        if id(tree) not in self._tied:
-            self._tied[id(tree)] = with_ties(tree)
-        return self._tied[id(tree)]
+        key = (id(tree), count)
+        if key not in self._tied:
+            self._tied[key] = with_ties(tree, count)
+        return self._tied[key]
+
+    def _before_tie(self, tree: exp.Query, grouped: RowsByTable, kept: int, relaxed: Rows
+                    ) -> Rows | None:
+        """The rows ``tree`` keeps on D' ahead of the tie at its cut (:func:`.ties.rows_before`);
+        None when a form with fewer rows fails there."""
+        def at(count: int) -> Rows | None:
+            got = self.run_on(self.with_ties(tree, count), grouped)
+            return None if isinstance(got, Failed) else got
+
+        return rows_before(at, kept, relaxed)
 
     def _inner_ties(self, tree: exp.Query, grouped: RowsByTable) -> bool:
         """Whether ``tree``'s answer on D' hangs on ties at a cut below its top level (two

@@ -46,7 +46,13 @@ from siselect.instances.search import (
 )
 from siselect.instances.shadow import require_row_ids
 from siselect.instances.targeted import counted_variants, value_proposals
-from siselect.instances.ties import inner_cut, tie_explained, tie_sensitive, uncut
+from siselect.instances.ties import (
+    inner_cut,
+    rows_before,
+    tie_explained,
+    tie_sensitive,
+    uncut,
+)
 from siselect.instances.unknowns import null_rows, tested_columns, unknown_rows
 from siselect.instances.witness_cache import witness_rows
 from siselect.runtime import deadline
@@ -394,7 +400,9 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
         return None
     relaxed = partial(_relaxed, pair, (a1, a2), {})
     try:
-        if not tie_explained(a1, a2, relaxed(0), relaxed(1)):
+        if not tie_explained(a1, a2, relaxed(0), relaxed(1),
+                             *(partial(_before_on_d, pair, i, len(a.rows), relaxed)
+                               for i, a in enumerate((a1, a2)))):
             return None
     except QueryFailed as exc:
         nondeterminism.no_verdict(exc)  # out of time: raised
@@ -419,6 +427,14 @@ def _relaxed(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows], i: 
             known[i] = pair.remember("with ties", tree,
                                      lambda: pair.run_strict(pair.with_ties(tree)))
     return known[i]
+
+
+def _before_on_d(pair: Pair, i: int, kept: int, relaxed: Callable[[int], Rows]) -> Rows | None:
+    """The rows query ``i`` keeps on D ahead of the tie at its cut (:func:`.ties.rows_before`)."""
+    tree = pair.trees[i]
+    return rows_before(lambda count: pair.remember(
+        f"with ties at {count}", tree, lambda: pair.run_strict(pair.with_ties(tree, count))),
+        kept, relaxed(i))
 
 
 def _tie_reasons(pair: Pair, answers: tuple[Rows, Rows], relaxed: Callable[[int], Rows],

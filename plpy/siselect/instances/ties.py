@@ -1,6 +1,6 @@
 """The tie-inclusive form of a query: what it may return whichever way ties break."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -10,8 +10,9 @@ from siselect.runtime.executor import Rows
 from siselect.sqltext.nondeterminism import peer_windows
 
 
-def with_ties(tree: exp.Query) -> exp.Query:
-    """``ORDER BY ... LIMIT k`` becomes ``FETCH FIRST k ROWS WITH TIES`` (top level only).
+def with_ties(tree: exp.Query, count: int | None = None) -> exp.Query:
+    """``ORDER BY ... LIMIT k`` becomes ``FETCH FIRST k ROWS WITH TIES`` (top level only),
+    or ``count`` rows with their ties instead of k.
 
     A top-level LIMIT without ORDER BY is dropped: any k rows of the answer may come back.
     """
@@ -26,7 +27,7 @@ def with_ties(tree: exp.Query) -> exp.Query:
         "limit",
         exp.Fetch(
             direction="FIRST",
-            count=limit.expression.copy(),
+            count=limit.expression.copy() if count is None else exp.Literal.number(count),
             limit_options=exp.LimitOptions(rows=True, with_ties=True),
         ),
     )
@@ -55,7 +56,12 @@ def inner_cut(tree: exp.Query) -> bool:
                for q in tree.find_all(exp.Select)) or bool(peer_windows(tree))
 
 
-def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:
+#: The rows a query keeps before the tie at its cut, asked only when needed; None: unknown.
+Before = Callable[[], Rows | None]
+
+
+def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows,
+                  before1: Before = lambda: None, before2: Before = lambda: None) -> bool:
     """Some way of breaking ties makes one query return the other's answer.
 
     Ties change which rows make the cut, not how many: answers of different sizes are a
@@ -63,12 +69,46 @@ def tie_explained(a1: Rows, a2: Rows, relaxed1: Rows, relaxed2: Rows) -> bool:
     tie at its cut (its ``WITH TIES`` answer is longer than its answer) may break it
     otherwise: an untied one returns its one answer, whose rows being among the other's
     says nothing (the first three elements, ``br br cl``, against the first three distinct
-    ones, ``br cl dq``, differ as sets on every order).
+    ones, ``br cl dq``, differ as sets on every order). ``before1``/``before2``: the rows
+    that query keeps whichever way the tie breaks (:func:`could_return`).
     """
     if len(a1.rows) != len(a2.rows):
         return False
-    return (_tied(a1, relaxed1) and _within(a2.rows, relaxed1.rows)) \
-        or (_tied(a2, relaxed2) and _within(a1.rows, relaxed2.rows))
+    return (_tied(a1, relaxed1) and _within(a2.rows, relaxed1.rows)
+            and could_return(a2.rows, len(a1.rows), relaxed1, before1())) \
+        or (_tied(a2, relaxed2) and _within(a1.rows, relaxed2.rows)
+            and could_return(a1.rows, len(a2.rows), relaxed2, before2()))
+
+
+def could_return(answer: Sequence[Sequence[Any]], kept: int, relaxed: Rows,
+                 before: Rows | None) -> bool:
+    """Whether a query that keeps ``kept`` rows, ``before`` of them ahead of the tie at its
+    cut and the rest among the tied rows of ``relaxed`` (its ``WITH TIES`` answer), may
+    return an answer equal to ``answer`` as answers are compared (sets of rows). Unknown
+    ``before``: True. The first three rows of ``paul paul | ronald richard`` (the tie after
+    the bar) are ``paul paul`` and one of the two, never ``paul ronald richard``
+    (yardstick card_games 392 at scale 10: that pair was taken for a tie, and never
+    separated)."""
+    if before is None:
+        return True
+    rows = list(relaxed.rows)  # the tied rows: relaxed less those ahead of the tie
+    for ahead in before.rows:
+        if ahead in rows:
+            rows.remove(ahead)
+    room = kept - len(before.rows)
+    if not contained_in(before.rows, answer):
+        return False
+    picked: list[Sequence[Any]] = []
+    for wanted in answer:
+        if contained_in([wanted], before.rows) or contained_in([wanted], picked):
+            continue
+        match = next((t for t in rows if contained_in([t], [wanted])), None)
+        if match is None:
+            return False
+        rows.remove(match)
+        picked.append(match)
+    fillers = sum(1 for t in rows if contained_in([t], answer))
+    return len(picked) <= room and len(picked) + fillers >= room
 
 
 def _tied(answer: Rows, relaxed: Rows) -> bool:
@@ -80,3 +120,23 @@ def _within(rows: Sequence[Sequence[Any]], relaxed: Sequence[Sequence[Any]]) -> 
     """Every row of ``rows`` is one of ``relaxed``, a row of NULLs included (a NULL top row
     is not explained by a tie that lets a named one through)."""
     return contained_in(rows, relaxed) and (not has_null_row(rows) or has_null_row(relaxed))
+
+
+def rows_before(with_ties_at: Callable[[int], Rows | None], kept: int, relaxed: Rows
+                ) -> Rows | None:
+    """The rows a query whose cut keeps ``kept`` rows (``relaxed``: with their ties) keeps
+    ahead of the tie at the cut, from its answers with ties at fewer rows
+    (``with_ties_at(m)``, None where that fails): those at the largest m whose ties do not
+    reach the cut. A binary search: about log2(kept) statements, none for a cut of one
+    row."""
+    low, high, found = 0, kept, Rows(relaxed.columns, [])
+    while high - low > 1:
+        middle = (low + high) // 2
+        got = with_ties_at(middle)
+        if got is None:
+            return None
+        if len(got.rows) < len(relaxed.rows):
+            low, found = middle, got
+        else:
+            high = middle
+    return found
