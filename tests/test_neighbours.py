@@ -196,3 +196,37 @@ def test_a_partitions_rows_come_in_the_windows_order_at_most_per_row(executor):
 def _rowids(executor, catalog, where: str) -> list[int]:
     from siselect.instances.references import rowids_where
     return rowids_where(executor, catalog, "hero_power", where)
+
+
+#: The event of the lowest total against the event of the cheapest expense.
+LOWEST_TOTAL = ("SELECT e.name FROM event AS e JOIN expense AS x ON x.event_id = e.id "
+                "GROUP BY e.name ORDER BY SUM(x.cost) LIMIT 1")
+CHEAPEST = ("SELECT e.name FROM expense AS x JOIN event AS e ON x.event_id = e.id "
+            "ORDER BY x.cost LIMIT 1")
+
+
+@pytest.fixture(scope="module")
+def totals(dsn: str) -> str:
+    # Event 1 has the lowest total (30), event 2 the cheapest expense (1) among dear ones.
+    return readable_schema(
+        dsn, "totals",
+        "CREATE TABLE totals.event (id int PRIMARY KEY, name text)",
+        "CREATE TABLE totals.expense (id int PRIMARY KEY, event_id int, cost int)",
+        "INSERT INTO totals.event SELECT i, 'event ' || i FROM generate_series(1, 50) AS i",
+        "INSERT INTO totals.expense SELECT 3 * i + k, i, CASE WHEN i = 1 THEN 10 "
+        "WHEN i = 2 THEN CASE k WHEN 0 THEN 1 ELSE 50 END ELSE 20 + i + k END "
+        "FROM generate_series(1, 50) AS i, generate_series(0, 2) AS k")
+
+
+def test_a_witness_with_its_neighbours_meets_the_other_sides(dsn, totals, monkeypatch):
+    # Each query's one witness: event 1 with its expenses, event 2 with its cheapest. Both
+    # together, event 2 totals 1 and both queries name it; either with its neighbours alone
+    # holds one event. Event 2's other expenses next to event 1's part the two.
+    monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)
+    result = _separate(dsn, totals, LOWEST_TOTAL, CHEAPEST)
+    assert result["status"] == "separated", result
+    assert result["answers"]["q1"]["rows"] == [["event 1"]], result["answers"]
+    assert result["answers"]["q2"]["rows"] == [["event 2"]], result["answers"]
+    # Event 2's cheapest expense and a dear one: on the witnesses alone its total is 1.
+    held = {(event, cost) for _, event, cost in result["instance"]["expense"]["rows"]}
+    assert (2, 1) in held and (2, 50) in held, held

@@ -787,30 +787,36 @@ def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
                      notes: list[str]) -> None:
     """When nothing separates: each of the first witnesses of either side with its
     neighbours along one link (:mod:`.neighbours`), since what keeps a row out of an answer
-    is no witness's. Where that separates on an instance that lost the question's meaning
-    (the query that rejects the row answers nothing), then that instance with a common
-    witness and its neighbours, which both answers keep."""
+    is no witness's; then each with the other side's first witness too (the cheapest
+    expense's event and its budget's other expenses, against the event of the lowest
+    total). Where that separates on an instance that lost the question's meaning (the query
+    that rejects the row answers nothing), then that instance with a common witness and its
+    neighbours, which both answers keep."""
     found = links(pair.trees, pair.catalog)[:LINKS_MOST]
     if not found:
         return
-    sides = [w for side in (pool.only1, pool.only2) for w in side[:NEIGHBOURED]]
+    only1, only2 = pool.only1[:NEIGHBOURED], pool.only2[:NEIGHBOURED]
     common = pool.both[:NEIGHBOURED]
-    rows = sorted({r for w in (*sides, *common) for r in w})
+    rows = sorted({r for w in (*only1, *only2, *common) for r in w})
     excluded = set(options.exclude)
+    other = {1: list(only2[0]) if only2 else [], 2: list(only1[0]) if only1 else []}
+    alone: list[tuple[list[int], list[int]]] = [([], w) for w in (*only1, *only2)]
+    paired = [(other[side], w) for side, ws in ((1, only1), (2, only2)) for w in ws
+              if other[side]]
     before = best.rank
     for link in found:
         near = neighbours(pair.executor, pair.catalog, link, rows, options.max_rows)
-        for start, witnesses in (((), sides), (None, common)):
+        for stage in (alone, paired, None):
             if best.rank == MEANINGFUL or not _time_left(pair, options) \
-                    or (start is None and not best.by_rank):
+                    or (stage is None and not best.by_rank):
                 break
-            base = set(best.by_rank[best.rank] if start is None else ())
-            # A witness alone was proposed before: only what its neighbours add is new.
-            grown = (sorted(base.union(w, *(near.get(r, ()) for r in w)) - excluded)
-                     for w in witnesses)
-            for proposal in best.ahead(p for p, w in zip(grown, witnesses, strict=True)
-                                       if len(p) > len(base.union(w) - excluded)
-                                       or (base and len(p) > len(base))):
+            starts = stage if stage is not None else [
+                (best.by_rank[best.rank], w) for w in common]
+            # What the witnesses give without neighbours was proposed before.
+            grown = ((set(base).union(w) - excluded,
+                      sorted(set(base).union(w, *(near.get(r, ()) for r in w)) - excluded))
+                     for base, w in starts)
+            for proposal in best.ahead(p for plain, p in grown if len(p) > len(plain)):
                 if best.consider(proposal) == MEANINGFUL or not _time_left(pair, options):
                     break
         if best.rank == MEANINGFUL or not _time_left(pair, options):
