@@ -3,8 +3,9 @@ answer: the rows ahead of the tie are kept whichever way it breaks (instances/ti
 
 The first three rulings' cards, ``x x | y z`` (``y`` and ``z`` tie after the bar), are
 ``x x`` and one of the two, never ``x y z``, which is what the first three cards by their
-first ruling are. Taken for a tie, the pair was never separated (yardstick card_games 392 at
-scale 10 showed the shape).
+first ruling are. Taken for a tie, the pair was reported nondeterministic and never
+separated. (The rule was found reading yardstick card_games 392 at scale 10, which stays
+unseparated for another reason: there the whole cut is one tie.)
 """
 
 import pytest

@@ -86,9 +86,8 @@ def could_return(answer: Sequence[Sequence[Any]], kept: int, relaxed: Rows,
     cut and the rest among the tied rows of ``relaxed`` (its ``WITH TIES`` answer), may
     return an answer equal to ``answer`` as answers are compared (sets of rows). Unknown
     ``before``: True. The first three rows of ``paul paul | ronald richard`` (the tie after
-    the bar) are ``paul paul`` and one of the two, never ``paul ronald richard``
-    (yardstick card_games 392 at scale 10: that pair was taken for a tie, and never
-    separated)."""
+    the bar) are ``paul paul`` and one of the two, never ``paul ronald richard``, which the
+    weaker rule (every row among the other's ``WITH TIES`` rows) took for a tie."""
     if before is None:
         return True
     rows = list(relaxed.rows)  # the tied rows: relaxed less those ahead of the tie
