@@ -804,11 +804,15 @@ def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
     paired = [(other[side], w) for side, ws in ((1, only1), (2, only2)) for w in ws
               if other[side]]
     before = best.rank
+
+    def enough() -> bool:  # while nothing separates, the pair's whole budget is there
+        return best.rank == MEANINGFUL or (bool(best.by_rank) and not _time_left(pair, options))
+
     for link in found:
+        pair.check_budget()
         near = neighbours(pair.executor, pair.catalog, link, rows, options.max_rows)
         for stage in (alone, paired, None):
-            if best.rank == MEANINGFUL or not _time_left(pair, options) \
-                    or (stage is None and not best.by_rank):
+            if enough() or (stage is None and not best.by_rank):
                 break
             starts = stage if stage is not None else [
                 (best.by_rank[best.rank], w) for w in common]
@@ -817,9 +821,10 @@ def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
                       sorted(set(base).union(w, *(near.get(r, ()) for r in w)) - excluded))
                      for base, w in starts)
             for proposal in best.ahead(p for plain, p in grown if len(p) > len(plain)):
-                if best.consider(proposal) == MEANINGFUL or not _time_left(pair, options):
+                best.consider(proposal)
+                if enough():
                     break
-        if best.rank == MEANINGFUL or not _time_left(pair, options):
+        if enough():
             break
     if best.rank < before:
         notes.append("started from a witness with the rows that share a key with its rows "
