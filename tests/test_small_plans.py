@@ -6,7 +6,6 @@ minimum, the planner judges one to be, and nests a loop that reads all the expen
 for each (student_club x100 task 1365: 60 s a statement, against 45 ms as a hash join).
 """
 
-
 import psycopg
 import pytest
 

@@ -80,11 +80,16 @@ def _readable(link: Link, catalog: Catalog) -> bool:
                                                (link.target, link.target_keys)))
 
 
+def _direct(select: exp.Select | None) -> set[str]:
+    """The aliases (or names) of the tables ``select`` reads in its own FROM."""
+    return set() if select is None else {
+        item.alias_or_name for item in from_items(select) if isinstance(item, exp.Table)}
+
+
 def _partitions(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> list[Link]:
     found = []
     for select in tree.find_all(exp.Select):
-        direct = {item.alias_or_name for item in from_items(select)
-                  if isinstance(item, exp.Table)}
+        direct = _direct(select)
         scope = {a: t for a, t in named.items() if a in direct}
         for window in own_windows(select):
             keys = partition_keys(window, select)
@@ -127,9 +132,7 @@ def _owner(key: exp.Expr, named: dict[str, str], catalog: Catalog, alias: bool =
     if key.table:
         owners = [(key.table, named[key.table])] if key.table in named else []
     else:
-        select = key.find_ancestor(exp.Select)
-        direct = set() if select is None else {
-            item.alias_or_name for item in from_items(select) if isinstance(item, exp.Table)}
+        direct = _direct(key.find_ancestor(exp.Select))
         owners = [(a, t) for a, t in named.items()
                   if a in direct and _column(catalog, t, key.name)]
     if len(owners) != 1:

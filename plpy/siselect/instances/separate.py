@@ -800,9 +800,13 @@ def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
     rows = sorted({r for w in (*only1, *only2, *common) for r in w})
     excluded = set(options.exclude)
     other = {1: list(only2[0]) if only2 else [], 2: list(only1[0]) if only1 else []}
-    alone: list[tuple[list[int], list[int]]] = [([], w) for w in (*only1, *only2)]
-    paired = [(other[side], w) for side, ws in ((1, only1), (2, only2)) for w in ws
-              if other[side]]
+    Start = list[tuple[Sequence[int], Sequence[int]]]  # (rows to start from, witness)
+    stages: tuple[Callable[[], Start], ...] = (
+        lambda: [([], w) for w in (*only1, *only2)],
+        lambda: [(other[side], w) for side, ws in ((1, only1), (2, only2)) for w in ws
+                 if other[side]],
+        # (only once an instance was found, with the best one)
+        lambda: [(best.by_rank[best.rank], w) for w in common] if best.by_rank else [])
     before = best.rank
 
     def enough() -> bool:  # while nothing separates, the pair's whole budget is there
@@ -811,15 +815,13 @@ def _with_neighbours(pair: Pair, best: _Best, pool: Pool, options: Options,
     for link in found:
         pair.check_budget()
         near = neighbours(pair.executor, pair.catalog, link, rows, options.max_rows)
-        for stage in (alone, paired, None):
-            if enough() or (stage is None and not best.by_rank):
+        for stage in stages:
+            if enough():
                 break
-            starts = stage if stage is not None else [
-                (best.by_rank[best.rank], w) for w in common]
             # What the witnesses give without neighbours was proposed before.
             grown = ((set(base).union(w) - excluded,
                       sorted(set(base).union(w, *(near.get(r, ()) for r in w)) - excluded))
-                     for base, w in starts)
+                     for base, w in stage())
             for proposal in best.ahead(p for plain, p in grown if len(p) > len(plain)):
                 best.consider(proposal)
                 if enough():
