@@ -447,3 +447,99 @@ def test_every_row_of_the_tables_read_is_asked_once_per_tournament(executor, mon
     counting.fetched = 0
     assert separate._referenced_rows(Pair(counting, catalog, trees, witnesses=cache)) is None
     assert counting.fetched == 1  # one count, no row id
+
+
+# A join whose condition reads a subquery: its witnesses are deduplicated (every colour with
+# every hero of a B... eye colour), as a cross join's repeated rows would be.
+REPEATING = ("SELECT c.colour FROM colour AS c JOIN superhero AS s "
+             "ON s.eye_colour_id IN (SELECT id FROM colour WHERE colour LIKE 'B%')")
+
+
+def subplan_runs(plan: dict) -> int:
+    """Runs of the plan's correlated subplans: here, the one that builds each witness of the
+    deduplicated set (its rows sorted, repeats removed)."""
+    own = plan["Actual Loops"] if plan.get("Subplan Name", "").startswith("SubPlan") else 0
+    return own + sum(subplan_runs(p) for p in plan.get("Plans", []))
+
+
+def test_a_deduplicated_set_is_read_as_it_comes_where_repeats_do_not_matter(executor):
+    """Deduplicating reads and builds every witness before the first comes out, so the exact
+    step's limit stopped nothing (formula_1 975 at scale 10: 8 million witnesses, past the
+    60 s statement timeout). It reads them as they come now: the limit stops it."""
+    catalog = load_catalog(executor)
+    lineage, other = lineages_of([REPEATING, "SELECT id FROM colour"], catalog)
+    assert lineage.raw_sql is not None and "DISTINCT w, k" in lineage.keyed_sql
+    assert "DISTINCT w, k" not in lineage.raw_sql
+    streams = {1: lineage.keyed_sql, 2: other.keyed_sql}
+    counts = []
+    for raw in ({}, {1: lineage.raw, 2: other.raw}):
+        exact = search.exact_sql(search.Sides(0, streams, raw), limit=50)
+        (plan,), = executor.conn.execute(
+            f"EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) {exact}").fetchone()
+        counts.append(subplan_runs(plan["Plan"]))
+    assert counts == [13_650, 51], counts  # 35 colours by 390 heroes; the limit
+    # Through every step, the pool is the first witnesses of each class, as before.
+    expected = expected_pool(executor, [lineage.keyed_sql, other.keyed_sql],
+                             "hash_array_extended(w, 5)")
+    for small, bits in ((50_000, 6), (50, 2)):
+        pool = search.fetch_pool(executor, lineage.keyed_sql, other.keyed_sql, 5, keyed=True,
+                                 small=small, bits=bits, raw=(lineage.raw, other.raw))
+        for name, (first, size) in expected.items():
+            found = [tuple(w) for w in getattr(pool, name)]
+            if name in pool.estimated:
+                assert found == sorted(found) or found, name
+            else:
+                assert pool.sizes[name] == size, (name, small)
+            if small == 50_000:
+                assert found == first, name
+
+
+def test_a_sample_of_repeated_witnesses_is_whole_only_when_it_is(executor):
+    """A set read with repeats is whole only when fewer rows than the sketch holds came
+    back: counting the distinct witnesses instead took a set cut by its repeats for whole."""
+    catalog = load_catalog(executor)
+    lineage, = lineages_of(["SELECT COUNT(*) FROM superhero AS s "
+                            "WHERE s.weight_kg > (SELECT AVG(weight_kg) FROM superhero)"],
+                           catalog)
+    every = {tuple(w) for (w,) in executor.run(lineage.sql).rows}
+    (rows,), = executor.run(f"SELECT count(*) FROM ({lineage.raw}) AS __r").rows
+    assert rows > len(every)  # repeats
+    for sketch in range(len(every) - 3, rows + 2):
+        sample = witness_cache.fetch_sample(executor, lineage.raw, 3, sketch, sketch,
+                                            lineage.raw_built_later)
+        found = {w for _, _, w in sample.witnesses.values()}
+        assert found <= every
+        assert sample.complete == (sketch > rows), sketch
+        if sample.complete:
+            assert found == every
+
+
+def test_a_pool_against_a_huge_set_is_finished_by_look_ups_not_a_join(executor, monkeypatch):
+    """Completing W1-W2 against a set of millions (a cross join's) joined both whole sets and
+    passed the statement timeout (student_club 1390 at scale 10). Above JOINED_MOST the first
+    witnesses of the other sample past the bound are looked up in it instead: one filtering
+    scan, and the same first witnesses of W1-W2 as the join gives."""
+    monkeypatch.setattr(witness_cache, "JOINED_MOST", 5_000)
+    monkeypatch.setattr(witness_cache, "KEYS_KEPT", 1_000)  # millions: never all its keys
+    catalog = load_catalog(executor)
+    queries = ("SELECT s.id FROM superhero AS s JOIN hero_power AS hp ON hp.hero_id = s.id "
+               "WHERE hp.power_id < 3",
+               "SELECT s.id FROM superhero AS s JOIN colour AS c ON 1 = 1")
+    lineages = lineages_of(queries, catalog)
+    finished = 0
+    for seed in range(6):
+        order = key_order(True, seed)
+        expected = expected_pool(executor, [lin.keyed_sql for lin in lineages], order)
+        counting = CountingExecutor(executor)
+        pool = WitnessCache(small=100, sketch=100).pool(counting, lineages, seed, defer=True)
+        if pool.only1 or pool.finish is None:
+            continue  # W1-W2 seen in the samples: nothing to complete
+        before = counting.statements
+        done = pool.finish()
+        assert not any("EXISTS" in t for t in counting.texts)
+        assert counting.statements == before + 1 and "k = ANY(" in counting.texts[-1]
+        first, size = expected["only1"]
+        assert done.only1 and [tuple(w) for w in done.only1] == first[:len(done.only1)]
+        assert "only1" in done.estimated and done.both == []
+        finished += 1
+    assert finished  # some seed left W1-W2 to complete

@@ -60,10 +60,23 @@ class Sides:
     """The witness queries (with keys) that a pool's statements read, by class bits.
 
     Two identical queries have the same witnesses: one query, all of it common (bits 3).
+    ``raw``: the same witnesses, some perhaps repeated (see :attr:`Lineage.raw_sql`), read
+    where a later grouping or a match by key makes repeats harmless; by default ``streams``.
     """
 
     seed: int
     streams: dict[int, str]
+    raw: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.raw = {bits: self.raw.get(bits, sql) for bits, sql in self.streams.items()}
+
+    def counted(self, bits: int) -> str:
+        """How many witnesses stream ``bits`` has: counted by key where it repeats them
+        (the key alone grouped, not the witnesses built and sorted)."""
+        if self.raw[bits] == self.streams[bits]:
+            return f"SELECT count(*) FROM ({self.streams[bits]}) AS __l"
+        return f"SELECT count(DISTINCT k) FROM ({self.raw[bits]}) AS __l"
 
     def order(self) -> str:
         """The order of the sampled steps: a seeded hash of the key."""
@@ -96,13 +109,15 @@ def exact_sql(sides: Sides, size: int = POOL, limit: int = SMALL) -> str:
     of class 0, instead of the pool. Every witness is built here anyway, so they are
     ordered by a seeded hash of the witness itself rather than of its key.
     """
+    # Repeats read there count towards the limit (a set that passes it by repeats goes to
+    # the sample step) and are grouped away by _ranked.
     ctes = [f"__w{bits} AS MATERIALIZED (SELECT w, k FROM ({sql}) AS __l LIMIT {limit + 1})"
-            for bits, sql in sides.streams.items()]
+            for bits, sql in sides.raw.items()]
     # Counting stops at the first set found too large. Shorter SQL first: a longer witness
     # query is more likely to do much before its first witness (a nested copy of the
     # query, a gathering), which reading the other first may spare.
     counted = " AND ".join(f"(SELECT count(*) FROM __w{bits}) <= {limit}"
-                           for bits in sorted(sides.streams, key=lambda b: len(sides.streams[b])))
+                           for bits in sorted(sides.raw, key=lambda b: len(sides.raw[b])))
     small = "(SELECT small FROM __n)"
     tagged = " UNION ALL ".join(f"SELECT {bits} AS side, w, k FROM __w{bits} WHERE {small}"
                                 for bits in sides.streams)
@@ -119,7 +134,7 @@ def sample_sql(sides: Sides, size: int = POOL, bits: int = SAMPLE_BITS) -> str:
     below = -(2**63) + (2**64 >> bits)
     tagged = " UNION ALL ".join(
         f"SELECT {side} AS side, w, k FROM ({sql}) AS __l WHERE {sides.order()} < {below}"
-        for side, sql in sides.streams.items())
+        for side, sql in sides.raw.items())
     return _ranked(sides, tagged, size, sides.order())
 
 
@@ -138,15 +153,15 @@ def completion_sql(sides: Sides, classes: list[int], counted: tuple[int, ...] = 
             outer = sides.streams[3]
         else:
             first, second = sides.streams[1], sides.streams[2]
-            outer, inner = (second, first) if bits == 2 else (first, second)
+            outer = second if bits == 2 else first
+            inner = sides.raw[1] if bits == 2 else sides.raw[2]  # matched by key only
             match = "EXISTS" if bits == 3 else "NOT EXISTS"
             where = f"WHERE {match} (SELECT FROM ({inner}) AS __b WHERE __b.k = __a.k) "
         parts.append(
             f"(SELECT {bits} AS sides, w, count(*) OVER () AS n FROM ({outer}) AS __a {where}"
             f"ORDER BY {sides.order()}, w LIMIT {size})"
         )
-    parts += [f"SELECT {-bits}, NULL::bigint[], count(*) FROM ({sides.streams[bits]}) AS __l"
-              for bits in counted]
+    parts += [f"SELECT {-bits}, NULL::bigint[], ({sides.counted(bits)})" for bits in counted]
     return " UNION ALL ".join(parts)
 
 
@@ -164,14 +179,17 @@ def _read(rows: list[tuple], pool: Pool) -> dict[int, int]:
 
 
 def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
-               keyed: bool = False, small: int = SMALL, bits: int = SAMPLE_BITS) -> Pool:
+               keyed: bool = False, small: int = SMALL, bits: int = SAMPLE_BITS,
+               raw: tuple[str, str] | None = None) -> Pool:
     """The pool of two witness queries (SQL returning ``w``, and ``k`` when ``keyed``).
 
-    ``small`` and ``bits`` set the steps (``SMALL``, ``SAMPLE_BITS``).
+    ``small`` and ``bits`` set the steps (``SMALL``, ``SAMPLE_BITS``); ``raw``: both keyed
+    queries' witnesses with repeats allowed (:attr:`Sides.raw`).
     """
     streams = {3: keyed_stream(lineage1, keyed)} if lineage1 == lineage2 else {
         1: keyed_stream(lineage1, keyed), 2: keyed_stream(lineage2, keyed)}
-    sides = Sides(seed, streams)
+    sides = Sides(seed, streams, {} if raw is None else dict(zip(streams, raw[:len(streams)],
+                                                                 strict=True)))
     pool = Pool(sizes={name: 0 for name in CLASSES.values()})
     rows = executor.run(exact_sql(sides, limit=small)).rows
     if not rows or rows[0][0] != 0:
@@ -201,7 +219,8 @@ def fetch_lineage_pool(executor: Executor, lineages: Sequence[Lineage], seed: in
     """:func:`fetch_pool` of two :class:`Lineage`, by their keys when both have some."""
     first, second = lineages
     if first.keyed_sql is not None and second.keyed_sql is not None:
-        return fetch_pool(executor, first.keyed_sql, second.keyed_sql, seed, keyed=True)
+        return fetch_pool(executor, first.keyed_sql, second.keyed_sql, seed, keyed=True,
+                          raw=(first.raw or first.keyed_sql, second.raw or second.keyed_sql))
     return fetch_pool(executor, first.sql, second.sql, seed)
 
 

@@ -742,9 +742,12 @@ def _held_witnesses(pair: Pair, lineages: list[Lineage], pool: Pool,
 
 
 def _small_set(pair: Pair, lineage: Lineage) -> list[tuple[int, ...]]:
+    # Read as the witnesses come (a deduplicated set of millions is not read whole to learn
+    # that it is large); a set whose repeats pass the limit counts as large.
     found = executor_for(pair.executor, [lineage]).run(
-        f"SELECT w FROM ({lineage.sql}) AS __l LIMIT {HELD_MOST + 1}").rows
-    return [] if len(found) > HELD_MOST else [tuple(int(r) for r in w) for (w,) in found]
+        f"SELECT w FROM ({lineage.raw_witnesses}) AS __l LIMIT {HELD_MOST + 1}").rows
+    return [] if len(found) > HELD_MOST else list(
+        dict.fromkeys(tuple(int(r) for r in w) for (w,) in found))
 
 
 def _whole(pool: Pool, name: str) -> bool:
@@ -917,7 +920,8 @@ def _union(pair: Pair, lineages: list[Lineage], seed: int) -> list[int] | None:
     ``UNION_LIMIT``."""
     executor = executor_for(pair.executor, lineages)
     if pair.witnesses is None:
-        return witness_rows(executor, [lin.sql for lin in lineages], UNION_LIMIT, seed)
+        return witness_rows(executor, [lin.raw_witnesses for lin in lineages], UNION_LIMIT,
+                            seed)
     each: dict[int, list[int]] = {}
     # One side too large decides: the other is not asked. A side known already (the pair
     # met the other way round, a candidate met in an earlier duel) is asked first.

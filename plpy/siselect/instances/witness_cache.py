@@ -47,6 +47,11 @@ LOOK_UP = 1000  # witnesses of a whole sample looked up in the other set, at mos
 GROUPED_MOST = 1_000_000
 #: Keys of a sketched set kept whole, at most, for its look-ups (a few MB of Python ints).
 KEYS_KEPT = 65_536
+#: A set estimated larger is not joined whole with another to complete a pool's classes: the
+#: other's first witnesses are looked up in it instead (one scan, their keys hashed). A
+#: cross join's 40 million witnesses (yardstick student_club 1390 at scale 10) spilled a
+#: join past the 60 s statement timeout, and the pair was never separated.
+JOINED_MOST = 1_000_000
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -150,18 +155,19 @@ def witness_rows(executor: Executor, lineages: Sequence[str], limit: int, seed: 
 
 def fetch_sample(executor: Executor, stream: str, seed: int, small: int = SMALL,
                  sketch: int = SKETCH, deferred: Deferred | None = None) -> Sample:
-    """The sample of ``stream`` (witness SQL with columns ``w``, ``k``): one statement, the
-    sketch, when ``small`` is not above it (a set smaller than the sketch is whole);
-    else first the whole set up to ``small`` witnesses, then the sketch if it is larger.
-    ``deferred``: the same witnesses not built yet (:func:`sketch_sql`)."""
+    """The sample of ``stream`` (witness SQL with columns ``w``, ``k``; a witness may come
+    more than once): one statement, the sketch, when ``small`` is not above it (a set
+    smaller than the sketch is whole); else first the whole set up to ``small`` witnesses,
+    then the sketch if it is larger. ``deferred``: the same witnesses not built yet
+    (:func:`sketch_sql`)."""
     if small > sketch:
         rows = executor.run(sample_sql(stream, seed, small + 1)).rows
         if len(rows) <= small:
             found = _witnesses(rows)
             return Sample(found, True, len(found))
-    found = _witnesses(_unpacked(executor.run(
-        packed_sql(sketch_sql(stream, seed, sketch, deferred))).rows))
-    if len(found) < sketch:  # fewer than the sketch holds: the whole set
+    rows = _unpacked(executor.run(packed_sql(sketch_sql(stream, seed, sketch, deferred))).rows)
+    found = _witnesses(rows)  # a repeated witness once: the same key, the same order
+    if len(rows) < sketch:  # fewer than the sketch holds: the whole set
         return Sample(found, True, len(found))
     bound = max(o for _, o, _ in found.values())
     return Sample(found, False, _estimate(len(found), bound), bound)
@@ -239,12 +245,16 @@ class WitnessCache:
     # Pools whose completion waits for a search that needs it: (executor, sides, classes).
     unfinished: dict[tuple[tuple[str, ...], int], tuple[Executor, Sides, list[int]]] = field(
         default_factory=dict)
+    # The samples and look-ups each pool was put together from, by the pool's key.
+    parts: dict[tuple[tuple[str, ...], int], tuple[Sample, Sample, dict[int, int]]] = field(
+        default_factory=dict)
     rows: dict[tuple[str, int, int], list[int] | None] = field(default_factory=dict)
     facts: dict[tuple[str, str], Any] = field(default_factory=dict)
     by_args: dict[tuple[str, tuple], Any] = field(default_factory=dict)  # see once
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     texts: dict[int, tuple[exp.Query, str]] = field(default_factory=dict)
     deferred: dict[str, Deferred] = field(default_factory=dict)  # by keyed stream
+    raw: dict[str, str] = field(default_factory=dict)  # by keyed stream: repeats allowed
     keys: dict[str, frozenset[int] | None] = field(default_factory=dict)  # see _keys_of
     witness_statements: int = 0  # statements that computed witnesses (tests count them)
 
@@ -278,9 +288,10 @@ class WitnessCache:
         streams = [keyed_stream(lin.keyed_sql if keyed and lin.keyed_sql else lin.sql, keyed)
                    for lin in lineages]
         if keyed:
-            self.deferred.update((s, lin.deferred) for s, lin in zip(streams, lineages,
-                                                                     strict=True)
-                                 if lin.deferred is not None)
+            for stream, lin in zip(streams, lineages, strict=True):
+                self.raw[stream] = lin.raw or stream
+                if lin.raw_built_later is not None:
+                    self.deferred[stream] = lin.raw_built_later
         key = (tuple(streams), seed)
         other = (tuple(reversed(streams)), seed)
         if key not in self.pools and other in self.pools:
@@ -299,10 +310,11 @@ class WitnessCache:
                                                                  streams)
             pool, unseen = pool_of(first, second, looked_up=looked_up)
             self.pools[key] = pool
+            self.parts[key] = (first, second, looked_up)
             if unseen:
-                self.unfinished[key] = (executor, Sides(
-                    seed, {3: streams[0]} if first is second else {1: streams[0], 2: streams[1]}
-                ), unseen)
+                by_bits = {3: streams[0]} if first is second else {1: streams[0], 2: streams[1]}
+                self.unfinished[key] = (executor, Sides(seed, by_bits, {
+                    bits: self._raw(stream) for bits, stream in by_bits.items()}), unseen)
         if not defer:
             return self._finished(key)
         # A copy: the pair separated again (away from an earlier instance) gets the same
@@ -316,22 +328,37 @@ class WitnessCache:
         """A copy of the pool of ``key``, its unseen classes completed on the server (once)."""
         if key in self.unfinished:
             executor, sides, unseen = self.unfinished.pop(key)
-            self.witness_statements += 1
-            complete(executor, sides, unseen, self.pools[key])
+            first, second, looked_up = self.parts[key]
+            if first is not second and max(first.size, second.size) > JOINED_MOST:
+                more = self._look_up(executor, first, second, list(sides.streams.values()),
+                                     beyond=True)
+                pool, unseen = pool_of(first, second, looked_up={**looked_up, **more})
+                self.pools[key] = pool
+            if unseen:
+                self.witness_statements += 1
+                complete(executor, sides, unseen, self.pools[key])
         return copy.deepcopy(self.pools[key])
 
     def _look_up(self, executor: Executor, first: Sample, second: Sample,
-                 streams: list[str]) -> dict[int, int]:
+                 streams: list[str], beyond: bool = False) -> dict[int, int]:
         """Class bits of the (at most ``LOOK_UP``) witnesses of a whole sample that lie above
         the other, sketched, sample's bound: their keys looked up in the other set, one
         filtering scan instead of a join of both sets (an empty COUNT's one empty witness
-        against a million)."""
+        against a million). ``beyond``: instead, of the first ``LOOK_UP`` above that bound
+        of any sample (a range of its order: its classes are known there as below the
+        bound), where the other set has more than :data:`JOINED_MOST` witnesses."""
         bits: dict[int, int] = {}
         for mine, other, stream, own in ((first, second, streams[1], 1),
                                          (second, first, streams[0], 2)):
-            if not mine.complete or other.complete:
+            if other.complete or (not mine.complete and not beyond) \
+                    or (beyond and other.size <= JOINED_MOST):
                 continue
-            above = [k for k, (_, o, _) in mine.witnesses.items() if o > other.bound]
+            above = [k for o, k in sorted((o, k) for k, (_, o, _) in mine.witnesses.items()
+                                          if o > other.bound)]
+            if beyond:
+                if mine.complete and len(above) <= LOOK_UP:
+                    continue  # looked up with the pool already
+                above = above[:LOOK_UP]
             if not above or len(above) > LOOK_UP:
                 continue
             known = self._keys_of(executor, stream, other)
@@ -341,7 +368,8 @@ class WitnessCache:
                 self.witness_statements += 1
                 keys = "'{" + ",".join(str(int(k)) for k in above) + "}'::bigint[]"
                 found = {int(k) for (k,) in executor.run(
-                    f"SELECT DISTINCT k FROM ({stream}) AS __l WHERE k = ANY({keys})").rows}
+                    f"SELECT DISTINCT k FROM ({self._raw(stream)}) AS __l "
+                    f"WHERE k = ANY({keys})").rows}
             bits.update({k: own | (3 - own if k in found else 0) for k in above})
         return bits
 
@@ -356,8 +384,8 @@ class WitnessCache:
             if sample.size <= KEYS_KEPT:
                 self.witness_statements += 1
                 (found,), = executor.run(
-                    f"SELECT array_agg(k) FROM (SELECT DISTINCT k FROM ({stream}) AS __l "
-                    f"LIMIT {KEYS_KEPT + 1}) AS __k").rows
+                    f"SELECT array_agg(k) FROM (SELECT DISTINCT k FROM ({self._raw(stream)}) "
+                    f"AS __l LIMIT {KEYS_KEPT + 1}) AS __k").rows
                 keys = frozenset(int(k) for k in found or ())
                 self.keys[stream] = keys if len(keys) <= KEYS_KEPT else None
         return self.keys[stream]
@@ -366,9 +394,13 @@ class WitnessCache:
         key = (stream, seed)
         if key not in self.samples:
             self.witness_statements += 1
-            self.samples[key] = fetch_sample(executor, stream, seed, self.small, self.sketch,
-                                             self.deferred.get(stream))
+            self.samples[key] = fetch_sample(executor, self._raw(stream), seed, self.small,
+                                             self.sketch, self.deferred.get(stream))
         return self.samples[key]
+
+    def _raw(self, stream: str) -> str:
+        """``stream``'s witnesses with repeats allowed (:attr:`Lineage.raw_sql`)."""
+        return self.raw.get(stream, stream)
 
     def witness_rows(self, executor: Executor, lineage: Lineage, limit: int, seed: int = 0
                      ) -> list[int] | None:
@@ -387,7 +419,7 @@ class WitnessCache:
         key = (lineage.sql, limit, seed)
         if key not in self.rows:
             self.witness_statements += 1
-            self.rows[key] = witness_rows(executor, [lineage.sql], limit, seed)
+            self.rows[key] = witness_rows(executor, [lineage.raw_witnesses], limit, seed)
         return self.rows[key]
 
     def rows_known(self, lineage: Lineage, limit: int, seed: int = 0) -> bool:

@@ -51,18 +51,21 @@ def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     main = witness_forms(rewritten, ctx)
     parts = [main.select, *ctx.extras]
     with_ = f"WITH {', '.join(ctx.ctes)} " if ctx.ctes else ""
-    deferred = None
-    if len(parts) == 1 and not ctx.may_repeat:
-        # Different rows give different witnesses here: no need to deduplicate.
-        keyed = f"{with_}{parts[0]}"
-        deferred = replace(main.deferred, sql=f"{with_}{main.deferred.sql}")
+    union = " UNION ALL ".join(f"({p})" for p in parts)
+    if len(parts) == 1:
+        raw, raw_deferred = f"{with_}{parts[0]}", replace(main.deferred,
+                                                          sql=f"{with_}{main.deferred.sql}")
     else:
-        union = " UNION ALL ".join(f"({p})" for p in parts)
-        keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"
+        raw, raw_deferred = f"{with_}SELECT w, k FROM ({union}) AS __all", None
     # The key is not computed where not read (the subquery is pulled up, or its column
     # dropped, by the planner).
+    if len(parts) == 1 and not ctx.may_repeat:
+        # Different rows give different witnesses here: no need to deduplicate.
+        return Lineage(f"SELECT w FROM ({raw}) AS __w", ctx.exact, ctx.notes, keyed_sql=raw,
+                       deferred=raw_deferred)
+    keyed = f"{with_}SELECT DISTINCT w, k FROM ({union}) AS __all"
     return Lineage(f"SELECT w FROM ({keyed}) AS __w", ctx.exact, ctx.notes, keyed_sql=keyed,
-                   deferred=deferred)
+                   raw_sql=raw, raw_deferred=raw_deferred)
 
 
 class LineageBackend:
