@@ -554,3 +554,23 @@ def test_a_pool_against_a_huge_set_is_finished_by_look_ups_not_a_join(first, exe
             assert done.both and not done.only1
         finished += 1
     assert finished  # some seed left W1-W2 to complete
+
+
+def test_a_pair_outside_a_tournament_never_joins_a_huge_set(executor, monkeypatch):
+    """``separate`` without a tournament's samples: a class the sample step missed is not
+    completed against a set estimated above JOINED_MOST (it stays empty); below, it is."""
+    catalog = load_catalog(executor)
+    first = ("SELECT s.id FROM superhero AS s JOIN colour AS c ON s.eye_colour_id = c.id "
+             "WHERE c.id = 4")  # a few dozen witnesses, all within the cross join's
+    lineages = lineages_of((first, CROSSED), catalog)
+    texts = {}
+    for most in (10**9, 5_000):
+        monkeypatch.setattr(search, "JOINED_MOST", most)
+        counting = CountingExecutor(executor)
+        pool = search.fetch_pool(counting, lineages[0].keyed_sql, lineages[1].keyed_sql, 3,
+                                 keyed=True, small=100, bits=6,
+                                 raw=(lineages[0].raw, lineages[1].raw))
+        texts[most] = counting.texts
+        assert pool.only1 == [] and pool.only2
+    assert any("EXISTS" in t for t in texts[10**9])
+    assert not any("EXISTS" in t for t in texts[5_000]) and len(texts[5_000]) == 2

@@ -31,7 +31,16 @@ from typing import Any, TypeVar
 
 from sqlglot import exp
 
-from siselect.instances.search import CLASSES, POOL, SMALL, Pool, Sides, complete, keyed_stream
+from siselect.instances.search import (
+    CLASSES,
+    JOINED_MOST,
+    POOL,
+    SMALL,
+    Pool,
+    Sides,
+    complete,
+    keyed_stream,
+)
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor
 from siselect.witnesses.interface import Backend, Deferred, Lineage
@@ -47,11 +56,6 @@ LOOK_UP = 1000  # witnesses of a whole sample looked up in the other set, at mos
 GROUPED_MOST = 1_000_000
 #: Keys of a sketched set kept whole, at most, for its look-ups (a few MB of Python ints).
 KEYS_KEPT = 65_536
-#: A set estimated larger is not joined whole with another to complete a pool's classes: the
-#: other's first witnesses are looked up in it instead (one scan, their keys hashed). A
-#: cross join's 40 million witnesses (yardstick student_club 1390 at scale 10) spilled a
-#: join past the 60 s statement timeout, and the pair was never separated.
-JOINED_MOST = 1_000_000
 _RANGE = 2**64  # order values are signed 64-bit hashes
 _TOP = 2**63 - 1
 T = TypeVar("T")
@@ -348,7 +352,8 @@ class WitnessCache:
         filtering scan instead of a join of both sets (an empty COUNT's one empty witness
         against a million). ``beyond``: instead, of the first ``LOOK_UP`` above that bound
         of any sample (a range of its order: its classes are known there as below the
-        bound), where the other set has more than :data:`JOINED_MOST` witnesses."""
+        bound), where the other set has more than :data:`~.search.JOINED_MOST` witnesses:
+        one filtering scan of it, not a join."""
         bits: dict[int, int] = {}
         for mine, other, stream, own in ((first, second, streams[1], 1),
                                          (second, first, streams[0], 2)):
