@@ -121,8 +121,7 @@ def value_sql(own: str, other: str | None, catalog: Catalog, table: str, column:
 
 
 def _keyed(lineage: Lineage) -> str:
-    """The keyed witnesses, repeats allowed: :func:`value_sql` keeps each once."""
-    return lineage.raw or keyed_stream(lineage.sql, False)
+    return lineage.keyed_sql or keyed_stream(lineage.sql, False)
 
 
 def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Query],
@@ -137,7 +136,7 @@ def value_proposals(executor: Executor, catalog: Catalog, trees: Sequence[exp.Qu
     # The witnesses not built yet, when both are keyed by the lineage's own key (the
     # anti-join reads the other's by that key).
     keyed = all(lin.keyed_sql for lin in lineages)
-    deferred = [lin.raw_built_later if keyed else None for lin in lineages]
+    deferred = [lin.deferred if keyed else None for lin in lineages]
     # The difference's groups when there is one, fetched from that difference (a group
     # both answers have grows both sides alike).
     sides: list[tuple[list[list[int]], str, str | None, Deferred | None]] = [
