@@ -189,10 +189,10 @@ def fetch_pool(executor: Executor, lineage1: str, lineage2: str, seed: int,
     ``small`` and ``bits`` set the steps (``SMALL``, ``SAMPLE_BITS``); ``raw``: both keyed
     queries' witnesses with repeats allowed (:attr:`Sides.raw`).
     """
-    streams = {3: keyed_stream(lineage1, keyed)} if lineage1 == lineage2 else {
-        1: keyed_stream(lineage1, keyed), 2: keyed_stream(lineage2, keyed)}
-    sides = Sides(seed, streams, {} if raw is None else dict(zip(streams, raw[:len(streams)],
-                                                                 strict=True)))
+    keyed1, keyed2 = keyed_stream(lineage1, keyed), keyed_stream(lineage2, keyed)
+    raw1, raw2 = raw or (keyed1, keyed2)
+    sides = Sides(seed, {3: keyed1}, {3: raw1}) if lineage1 == lineage2 else Sides(
+        seed, {1: keyed1, 2: keyed2}, {1: raw1, 2: raw2})
     pool = Pool(sizes={name: 0 for name in CLASSES.values()})
     rows = executor.run(exact_sql(sides, limit=small)).rows
     if not rows or rows[0][0] != 0:
