@@ -54,15 +54,10 @@ def joined_columns(tree: exp.Query, catalog: Catalog) -> set[tuple[str, str, str
         a, b = aliases.get(left.table), aliases.get(right.table)
         if a is None or b is None or a == b:
             continue
-        x, y = _column(catalog, a, left.name), _column(catalog, b, right.name)
+        x, y = catalog.tables[a].column(left.name), catalog.tables[b].column(right.name)
         if x is not None and y is not None:
-            pairs |= {(a, x, b, y), (b, y, a, x)}
+            pairs |= {(a, x.name, b, y.name), (b, y.name, a, x.name)}
     return pairs
-
-
-def _column(catalog: Catalog, table: str, name: str) -> str | None:
-    found = catalog.tables[table]
-    return next((c.name for c in found.columns if c.name == name), None)
 
 
 def kept_references(executor: Executor, catalog: Catalog, tree: exp.Query

@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from siselect.instances.integrity import joined_columns
 from siselect.instances.pair import group_rows
-from siselect.instances.shadow import table_aliases
+from siselect.instances.shadow import column_owner, table_aliases
 from siselect.runtime import privileges, rowids
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
@@ -66,9 +66,9 @@ def links(trees: Sequence[exp.Query], catalog: Catalog) -> list[Link]:
         found += _partitions(tree, named, catalog)
         found += [Link(a, (x,), b, (y,)) for a, x, b, y in sorted(joined_columns(tree, catalog))]
         for left, right in _listed(tree):
-            ends = [_owner(c, named, catalog) for c in (left, right)]
-            if None not in ends and ends[0] != ends[1]:
-                (a, x), (b, y) = ends  # type: ignore[misc]
+            ends = [end for c in (left, right) if (end := _owner(c, named, catalog))]
+            if len(ends) == 2 and ends[0][1:] != ends[1][1:]:
+                (_, a, x), (_, b, y) = ends
                 found += [Link(a, (x,), b, (y,)), Link(b, (y,), a, (x,))]
     return [link for i, link in enumerate(found) if link not in found[:i] and _readable(
         link, catalog)]
@@ -93,12 +93,12 @@ def _partitions(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> lis
         scope = {a: t for a, t in named.items() if a in direct}
         for window in own_windows(select):
             keys = partition_keys(window, select)
-            owners = {_owner(key, scope, catalog, alias=True) for key in keys}
-            if not keys or len(owners) != 1 or None in owners:
+            owners = [owner for key in keys if (owner := _owner(key, scope, catalog))]
+            if not keys or len(owners) != len(keys) or len({o[:2] for o in owners}) != 1:
                 continue
-            alias, table, _ = owners.pop()  # type: ignore[misc]
-            names = tuple(_column(catalog, table, k.name) for k in keys)
-            found.append(Link(table, names, table, names,  # type: ignore[arg-type]
+            alias, table, _ = owners[0]
+            names = tuple(o[2] for o in owners)
+            found.append(Link(table, names, table, names,
                               _order(window, alias, table, catalog)))
     return found
 
@@ -118,29 +118,11 @@ def _listed(tree: exp.Query) -> Iterator[tuple[exp.Expr, exp.Expr]]:
                         for a, b in zip(left.expressions, right.expressions, strict=True))
 
 
-def _column(catalog: Catalog, table: str, name: str) -> str | None:
-    found = catalog.tables[table].column(name)
-    return None if found is None else found.name
-
-
-def _owner(key: exp.Expr, named: dict[str, str], catalog: Catalog, alias: bool = False
-           ) -> tuple | None:
-    """``(table, column)`` of a column of a table of ``named`` (``(alias, table, column)``
-    with ``alias``); an unqualified one is resolved in its own SELECT's tables."""
-    if not isinstance(key, exp.Column):
-        return None
-    if key.table:
-        owners = [(key.table, named[key.table])] if key.table in named else []
-    else:
-        direct = _direct(key.find_ancestor(exp.Select))
-        owners = [(a, t) for a, t in named.items()
-                  if a in direct and _column(catalog, t, key.name)]
-    if len(owners) != 1:
-        return None
-    name = _column(catalog, owners[0][1], key.name)
-    if name is None:
-        return None
-    return (*owners[0], name) if alias else (owners[0][1], name)
+def _owner(key: exp.Expr, named: dict[str, str], catalog: Catalog
+           ) -> tuple[str, str, str] | None:
+    """``(alias, table, column)`` of a column of a table of ``named``
+    (:func:`.shadow.column_owner`); None for any other expression."""
+    return column_owner(key, named, catalog) if isinstance(key, exp.Column) else None
 
 
 def _order(window: exp.Window, alias: str, table: str, catalog: Catalog) -> str:
@@ -151,11 +133,11 @@ def _order(window: exp.Window, alias: str, table: str, catalog: Catalog) -> str:
         return ""
     order = order.copy()
     for column in list(order.find_all(exp.Column)):
-        name = _column(catalog, table, column.name)
-        if (column.table and column.table != alias) or name is None \
-                or not privileges.can_read(catalog, table, [name]):
+        found = catalog.tables[table].column(column.name)
+        if (column.table and column.table != alias) or found is None \
+                or not privileges.can_read(catalog, table, [found.name]):
             return ""
-        column.replace(exp.column(name, _ALIAS, quoted=True))
+        column.replace(exp.column(found.name, _ALIAS, quoted=True))
     return ", ".join(o.sql("postgres") for o in order.expressions)
 
 

@@ -23,6 +23,7 @@ from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
 from siselect.runtime.privileges import readable_columns, whole
+from siselect.witnesses.lineage.analysis import from_items
 
 E = TypeVar("E", bound=exp.Expr)
 #: D' by relation: encoded row ids (or, for a table of ``ctid`` identity, ctid texts).
@@ -65,6 +66,36 @@ def table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
         if found is not None and found.name in tables:
             named.setdefault(table.alias_or_name, set()).add(found.name)
     return {alias: names.pop() for alias, names in named.items() if len(names) == 1}
+
+
+def column_owner(column: exp.Column, named: Mapping[str, str], catalog: Catalog
+                 ) -> tuple[str, str, str] | None:
+    """``(alias, table, column)`` (catalog names) of the table of ``named`` (see
+    :func:`table_aliases`) whose column ``column`` reads, as SQL resolves it: by its
+    qualifier; unqualified, in the nearest SELECT around it that reads it, from its own FROM
+    outwards (a correlated reference). None where that is no table of ``named``, where two
+    of one FROM hold the column, or where a FROM item that is no table of ``named`` (a
+    derived table, a CTE) may be what it reads."""
+    if column.table:
+        table = named.get(column.table)
+        return _owned(column.table, table, column.name, catalog) if table else None
+    select = column.find_ancestor(exp.Select)
+    while select is not None:
+        items = from_items(select)
+        owners = [found for item in items if isinstance(item, exp.Table)
+                  and item.alias_or_name in named
+                  and (found := _owned(item.alias_or_name, named[item.alias_or_name],
+                                       column.name, catalog))]
+        if owners or any(not (isinstance(i, exp.Table) and i.alias_or_name in named)
+                         for i in items):
+            return owners[0] if len(owners) == 1 else None
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _owned(alias: str, table: str, name: str, catalog: Catalog) -> tuple[str, str, str] | None:
+    found = catalog.tables[table].column(name)
+    return None if found is None else (alias, table, found.name)
 
 
 def rows_sql(catalog: Catalog, name: str, ids: Sequence[int | str], ordered: bool = False

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from siselect.instances.pair import group_rows
 from siselect.instances.references import rowids_where
-from siselect.instances.shadow import table_aliases
+from siselect.instances.shadow import column_owner, table_aliases
 from siselect.runtime import privileges
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.executor import Executor, quote_ident
@@ -42,26 +42,10 @@ def tested_columns(trees: Sequence[exp.Query], catalog: Catalog) -> dict[str, se
             if isinstance(comparison, _ABOUT_NULLS):
                 continue
             for column in comparison.find_all(exp.Column):
-                owner = _table_of(column, named, catalog)
-                name = None if owner is None else _name_in(catalog, owner, column.name)
-                if owner is not None and name is not None:
-                    tested.setdefault(owner, set()).add(name)
+                owner = column_owner(column, named, catalog)
+                if owner is not None:
+                    tested.setdefault(owner[1], set()).add(owner[2])
     return tested
-
-
-def _table_of(column: exp.Column, named: dict[str, str], catalog: Catalog) -> str | None:
-    if column.table:
-        return named.get(column.table)
-    holding = {t for t in named.values() if _name_in(catalog, t, column.name) is not None}
-    return holding.pop() if len(holding) == 1 else None
-
-
-def _name_in(catalog: Catalog, table: str, name: str) -> str | None:
-    columns = [c.name for c in catalog.tables[table].columns]
-    if name in columns:
-        return name
-    folded = [c for c in columns if c.lower() == name.lower()]
-    return folded[0] if len(folded) == 1 else None
 
 
 def unknown_rows(instance: dict[str, Any], row_ids: Sequence[int],

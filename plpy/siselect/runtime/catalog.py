@@ -66,12 +66,15 @@ class Table:
         return max(len(self.members), 1) if self.identity == "leaf" else 1
 
     def column(self, name: str) -> Column | None:
-        """Find a column by name: exact first, then case-insensitively (SQLite's rule)."""
+        """Find a column by name: exact first, then case-insensitively (SQLite's rule), where
+        that names one column alone (PostgreSQL may hold ``"Name"`` and ``name`` side by
+        side: neither is more the one meant than the other)."""
         for col in self.columns:
             if col.name == name:
                 return col
         lowered = name.lower()
-        return next((c for c in self.columns if c.name.lower() == lowered), None)
+        folded = [c for c in self.columns if c.name.lower() == lowered]
+        return folded[0] if len(folded) == 1 else None
 
 
 @dataclass
