@@ -41,11 +41,14 @@ Reference = tuple[str, ForeignKey]  # (referencing table, its reference)
 FIRST_ROWS = 10_000  # rows of b in which a join column that is no key shows it first
 
 
-def joined_columns(tree: exp.Query, catalog: Catalog) -> set[tuple[str, str, str, str]]:
+def joined_columns(tree: exp.Query, catalog: Catalog, aliases: dict[str, str] | None = None
+                   ) -> set[tuple[str, str, str, str]]:
     """``(table, column, table, column)`` of each equi-join between two columns of two
     different tables of ``tree``, both ways round; an alias naming two tables (in two
-    scopes) is left out, as is a column without its table."""
-    aliases = table_aliases(tree, catalog)
+    scopes) is left out, as is a column without its table. ``aliases``: ``tree``'s
+    :func:`.shadow.table_aliases`, where the caller has them."""
+    if aliases is None:
+        aliases = table_aliases(tree, catalog)
     pairs = set()
     for eq in tree.find_all(exp.EQ):
         left, right = eq.this, eq.expression

@@ -64,7 +64,8 @@ def links(trees: Sequence[exp.Query], catalog: Catalog) -> list[Link]:
     for tree in trees:
         named = table_aliases(tree, catalog)
         found += _partitions(tree, named, catalog)
-        found += [Link(a, (x,), b, (y,)) for a, x, b, y in sorted(joined_columns(tree, catalog))]
+        found += [Link(a, (x,), b, (y,))
+                  for a, x, b, y in sorted(joined_columns(tree, catalog, named))]
         for left, right in _listed(tree):
             ends = [end for c in (left, right) if (end := _owner(c, named, catalog))]
             if len(ends) == 2 and ends[0][1:] != ends[1][1:]:
