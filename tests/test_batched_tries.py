@@ -138,3 +138,32 @@ def test_a_batch_that_fails_on_one_set_gives_nothing(executor):
     # Rows past the limit: nothing either (each set then runs alone, as before).
     assert run_together(executor, [Bound("SELECT id FROM superhero"), Bound("SELECT 1")],
                         10) is None
+
+
+def test_the_inner_tie_probes_of_a_row_set_run_as_one_statement(executor, monkeypatch):
+    """A query that cuts ordered rows below its top level (the tallest hero, taken in a
+    derived table) is probed on each D' it separates on, the ties broken several ways:
+    one statement for all of them, the same verdict as one statement each (student_club x100
+    1365: 198 of its statements were these probes)."""
+    catalog = load_catalog(executor)
+    cut = to_tree("SELECT s.superhero_name FROM superhero AS s JOIN (SELECT id FROM superhero "
+                  "ORDER BY height_cm DESC LIMIT 1) AS t ON t.id = s.id", "postgres", catalog)
+    other = to_tree("SELECT superhero_name FROM superhero WHERE height_cm > 1000", "postgres",
+                    catalog)
+    tallest = [r[0] for r in executor.run(
+        "SELECT ctid::text FROM superhero WHERE height_cm = 30480").rows]
+    assert len(tallest) == 2  # Surtur and Ymir tie for the greatest height
+    counting = CountingExecutor(executor)
+    for rows, tied in ((tallest, True), (tallest[:1], False)):
+        verdicts, statements = [], []
+        for batched in (True, False):
+            with monkeypatch.context() as m:
+                if not batched:  # as if the batch had failed: each probe alone, as before
+                    m.setattr("siselect.instances.pair.run_together", lambda *a, **k: None)
+                pair = Pair(counting, catalog, (cut, other))
+                counting.statements = 0
+                verdicts.append(pair._inner_ties(cut, {"superhero": rows}))
+                statements.append(counting.statements)
+        assert verdicts == [tied, tied]
+        # Alone, the probes stop at the first two cuts that differ (two where it ties).
+        assert statements[0] == 1 and statements[1] >= (2 if tied else 3), statements

@@ -408,12 +408,28 @@ class Pair:
             # new copy per row set; student_club x100 1365 a fifth copying the query).
             self._inner[id(tree)] = self.remember(
                 "inner tie probes", tree, lambda: nondeterminism.probes(uncut(tree)))
-        return nondeterminism.probe(partial(self._run_variant, grouped=grouped),
-                                    self._inner[id(tree)]) is not None
+        made = self._inner[id(tree)]
+        return nondeterminism.probe(self._variants_on(made, grouped), made) is not None
 
-    def _run_variant(self, variant: exp.Query, grouped: RowsByTable) -> Rows:
-        """``variant`` on D' = ``grouped``."""
-        return self.run_strict(variant, text=restricted_sql(variant, self.catalog, grouped))
+    def _variants_on(self, made: nondeterminism.Probes, grouped: RowsByTable
+                     ) -> Callable[[exp.Query], Rows]:
+        """What runs each probe of ``made`` on D' = ``grouped``: their answers fetched first
+        in one statement (:mod:`.batch`; a search checks hundreds of sets, three to six
+        probes each), a probe run alone where that statement failed or left it out."""
+        texts = {id(v): restricted_sql(v, self.catalog, grouped)
+                 for v in (*(v for _, v in made.variants), *(made.concat or ()))}
+        todo = list(dict.fromkeys(texts.values()))
+        got = None
+        if len(todo) >= 2:
+            self.check_budget()
+            got = run_together(self.executor, todo, MAX_ANSWER_ROWS)
+        ahead = {} if got is None else dict(zip(todo, got, strict=True))
+
+        def run(variant: exp.Query) -> Rows:
+            text = texts.get(id(variant)) or restricted_sql(variant, self.catalog, grouped)
+            found = ahead.get(text)
+            return found if found is not None else self.run_strict(variant, text=text)
+        return run
 
     def separates(self, rows: Iterable[int]) -> bool:
         """Both queries run on ``rows`` without error and their answers differ there."""
