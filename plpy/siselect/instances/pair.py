@@ -414,7 +414,7 @@ class Pair:
     def _variants_on(self, made: nondeterminism.Probes, grouped: RowsByTable
                      ) -> Callable[[exp.Query], Rows]:
         """What runs each probe of ``made`` on D' = ``grouped``: their answers fetched first
-        in one statement (:mod:`.batch`; a search checks hundreds of sets, three to six
+        in one statement (:mod:`.batch`; a search checks hundreds of sets, four to six
         probes each), a probe run alone where that statement failed or left it out."""
         texts = {id(v): restricted_sql(v, self.catalog, grouped)
                  for v in (*(v for _, v in made.variants), *(made.concat or ()))}
@@ -426,7 +426,9 @@ class Pair:
         ahead = {} if got is None else dict(zip(todo, got, strict=True))
 
         def run(variant: exp.Query) -> Rows:
-            text = texts.get(id(variant)) or restricted_sql(variant, self.catalog, grouped)
+            text = texts.get(id(variant))
+            if text is None:
+                text = restricted_sql(variant, self.catalog, grouped)
             found = ahead.get(text)
             return found if found is not None else self.run_strict(variant, text=text)
         return run
