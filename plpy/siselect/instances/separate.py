@@ -370,21 +370,12 @@ def _tie_free(pair: Pair) -> tuple[exp.Query, exp.Query]:
 
 def _tie_reason(pair: Pair, tree: exp.Query, answer: Rows,
                 relaxed: Callable[[], Rows]) -> str | None:
-    """Why ``tree``'s ``answer`` on D hangs on ties or chance, or None. A query whose only
-    tie-sensitive part is its top-level cut is decided by its ``WITH TIES`` answer
-    (``relaxed()``, which :func:`_tie_only` needs anyway when there is a reason): no tie at
-    the cut, no reason, without the probes of the check."""
-    reason = nondeterminism.static_reason(tree)
-    if reason:
-        return reason
-    if nondeterminism.only_top_cut(tree):
-        try:
-            if nondeterminism.untied_at_cut(answer, relaxed()):
-                return None
-        except QueryFailed as exc:
-            # Out of time, it is raised as the check would; else the check decides.
-            nondeterminism.no_verdict(exc)
-    return nondeterminism.check(pair.run_strict, tree)
+    """Why ``tree``'s ``answer`` on D hangs on ties or chance, or None: its text's reason,
+    else D's (:func:`~siselect.sqltext.nondeterminism.data_reason`; ``relaxed()``: its
+    ``WITH TIES`` answer on D, which :func:`_tie_only` needs anyway when there is a
+    reason)."""
+    return nondeterminism.static_reason(tree) or nondeterminism.data_reason(
+        pair.run_strict, tree, answer, relaxed)
 
 
 def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:

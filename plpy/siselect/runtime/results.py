@@ -246,6 +246,8 @@ class Duel:
         "by side (a, b): the input indexes of the unit's members, each run on D'", absent=True)
     matched: Maybe[list[int]] = doc("members whose answer on D' matches the judge's",
                                     absent=True)
+    tied: Maybe[list[int]] = doc("members whose answer on D' hangs on ties there (one of "
+                                 "several): neither a match nor a miss", absent=True)
     as_on_d: Maybe[bool] = doc("both representatives answer on D' as on D: a degenerate D' "
                                "showing D's own disagreement, its verdict weighed as a "
                                "meaningful one's", absent=True)
@@ -321,7 +323,8 @@ class MemberRecord:
     evidence: float = doc("sum of its verdicts' log-ratios (without the prior)")
     matched: int = doc("instances on which its answer matched the judge's")
     mismatched: int = doc("instances on which it did not")
-    abstained: int = doc("instances it ran on where the judge gave no answer")
+    abstained: int = doc("instances it ran on where the judge gave no answer, or where its "
+                         "own answer hung on ties (one of several)")
 
 
 @dataclass(kw_only=True)

@@ -16,7 +16,7 @@ the schedule in docs/selection.md.
 import math
 import time
 from collections import Counter
-from collections.abc import Hashable, MutableMapping
+from collections.abc import Callable, Hashable, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,6 +43,7 @@ from siselect.selection import scoring
 from siselect.selection.grouping import Group, group
 from siselect.selection.judge_pool import UNAVAILABLE, Idle
 from siselect.selection.judges import Judge, JudgeAnswer, JudgeContext
+from siselect.selection.member_ties import tied_members
 from siselect.selection.memo import MemoKey, Separated, SeparationMemo, memo_key
 from siselect.selection.rules import Rules
 from siselect.selection.schedule import (
@@ -461,7 +462,11 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         meaning = "meaningful"
     weight = scoring.verdict_weight(meaning, answer.votes)
     record["reliability"] = round(scoring.believed(t.accuracy, weight), 6)
-    _score_members(t, p, members, answer.rows, tolerance, weight)
+    tied = tied_members(members, (record["a"], record["b"]), _tree_of(t), run_on_shown,
+                        t.witnesses.remember)
+    if tied:
+        record["tied"] = sorted(tied)
+    _score_members(t, p, members, answer.rows, tolerance, weight, tied)
 
 
 def _as_on_d(t: Tournament, a: int, b: int, on_instance: tuple[Rows, Rows]) -> bool:
@@ -488,31 +493,45 @@ def _answer_key(rows: Rows) -> Hashable:
     return exact_key(rows.rows)
 
 
+def _tree_of(t: Tournament) -> Callable[[int], exp.Query]:
+    def tree(index: int) -> exp.Query:
+        found = t.entries[index].tree
+        assert found is not None
+        return found
+    return tree
+
+
 def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
                    judge_rows: list[list[Any]] | None, tolerance: Tolerance,
-                   weight: float) -> None:
+                   weight: float, tied: set[int]) -> None:
     """Split each unit by its members' answers on D', then score every part by whether its
-    answer matches the judge's (a verdict of ``weight``, :func:`scoring.verdict_weight`)."""
-    parts: list[tuple[Unit, list[int], bool | None]] = []
+    answer matches the judge's (a verdict of ``weight``, :func:`scoring.verdict_weight`).
+    A ``tied`` member's answer is one of several (:mod:`.member_ties`): it splits nothing,
+    and a unit with no other answer there gets no evidence from this D'."""
+    # (unit, part of its members, the member whose answer speaks for the part or None)
+    split: list[tuple[Unit, list[int], int | None]] = []
     for unit in [u for u in t.units if any(i in members for i in u.members)]:
-        run = [i for i in unit.members if i in members]
+        run = [i for i in unit.members if i in members and i not in tied]
         by_answer: dict[Hashable, list[int]] = {}
         for i in run:
             by_answer.setdefault(_answer_key(members[i]), []).append(i)
         if len(by_answer) > 1:
             t.splits += 1
-            # Members not run (the paper's rule) follow the representative's part.
-            rest = [i for i in unit.members if i not in members]
+            # Members not run (the paper's rule), or tied, follow the representative's part.
+            rest = [i for i in unit.members if i not in run]
             groups = list(by_answer.values())
             groups[0] = sorted(groups[0] + rest)
+            split += [(unit, g, g_run[0]) for g, g_run in zip(groups, by_answer.values(),
+                                                              strict=True)]
         else:
-            groups = [list(unit.members)]
-        for g in groups:
-            parts.append((unit, g, None))
+            split.append((unit, list(unit.members), run[0] if run else None))
+    spoken = {k: i for k, (_, _, i) in enumerate(split) if i is not None}
+    by_part: dict[int, bool] = {}
     if judge_rows is not None:  # compared together: the judge's column order breaks ties
-        found = judge_matches([_rows(members[next(i for i in g if i in members)])
-                               for _, g, _ in parts], judge_rows, tolerance)
-        parts = [(u, g, m) for (u, g, _), m in zip(parts, found, strict=True)]
+        found = judge_matches([_rows(members[i]) for i in spoken.values()], judge_rows,
+                              tolerance)
+        by_part = dict(zip(spoken, found, strict=True))
+    parts = [(u, g, by_part.get(k)) for k, (u, g, _) in enumerate(split)]
     # Points and the schedule's record of who met whom belong to the duel's own units; a
     # unit run on D' only for the evidence (_wide) gets the verdict's evidence alone.
     duel = {i for u in p.units for i in u.members}

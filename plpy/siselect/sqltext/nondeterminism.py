@@ -187,6 +187,23 @@ def untied_at_cut(answer: Rows, relaxed: Rows) -> bool:
     return len(relaxed.rows) == len(answer.rows)
 
 
+def data_reason(run: Run, tree: exp.Query, answer: Rows, relaxed: Callable[[], Rows],
+                made: Probes | None = None) -> str | None:
+    """Why ``answer``, ``tree``'s answer on the data ``run`` reads, hangs on ties there, or
+    None (:func:`check`; :func:`static_reason` is the text's, not the data's). A query whose
+    only tie-sensitive part is its top-level cut is decided by its ``WITH TIES`` answer
+    there (``relaxed()``): no tie at the cut, no reason, without the probes. ``made``:
+    ``tree``'s :func:`probes`, when the caller keeps them."""
+    if only_top_cut(tree):
+        try:
+            if untied_at_cut(answer, relaxed()):
+                return None
+        except QueryFailed as exc:
+            # Out of time, it is raised as the probes would; else the probes decide.
+            no_verdict(exc)
+    return probe(run, made if made is not None else probes(tree))
+
+
 #: Why an answer hangs on GROUP_CONCAT's order (sqlite_rules/group_concat_order.py).
 CONCAT_ORDER = ("GROUP_CONCAT without ORDER BY: the order of the concatenated values is up "
                 "to the engine")

@@ -1,0 +1,64 @@
+"""Members whose answer on a D' is one of several: it hangs on ties, and says nothing.
+
+A duel's D' is checked against ties for the two representatives only: no tie explains their
+difference there (:meth:`~siselect.instances.pair.Pair.separation`). Any other member run
+on it (its group's, or every unit's when verdicts weigh on all) may hang on one: a CTE that keeps
+the two most common first names, ``ORDER BY count DESC LIMIT 2``, on a D' where five names
+occur once each, keeps any two of them, and the judge may have kept two others. Such an
+answer neither matches the judge's nor misses it; scoring it either way gives evidence the
+instance does not hold (yardstick, the paper's K=5 candidates, california_schools 84: the
+one candidate right on D lost twice so, on instances of other pairs).
+"""
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Protocol, TypeVar
+
+from sqlglot import exp
+
+from siselect.instances.pair import Failed
+from siselect.instances.ties import with_ties
+from siselect.runtime.errors import QueryFailed
+from siselect.runtime.executor import Rows
+from siselect.sqltext import nondeterminism
+
+T = TypeVar("T")
+
+
+class Remember(Protocol):
+    """``WitnessCache.remember``: ``compute()`` for ``tree``, once per tournament."""
+
+    def __call__(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T: ...
+
+
+def tied_members(answers: dict[int, Rows], skip: Iterable[int],
+                 tree_of: Callable[[int], exp.Query], run: Callable[[exp.Query], Rows],
+                 remember: Remember) -> set[int]:
+    """The members of ``answers`` (index -> answer on D'; ``skip``: the representatives,
+    checked by the separation) whose answer on the D' that ``run`` reads hangs on ties
+    there (:func:`~siselect.sqltext.nondeterminism.data_reason`; a text that reads the
+    clock or random() counts as it is). ``remember(kind, tree, compute)`` keeps a query's
+    probes for the tournament."""
+    def strict(tree: exp.Query) -> Rows:
+        got = run(tree)
+        if isinstance(got, Failed):  # the probes read a failure as no verdict
+            raise QueryFailed(got.message, got.sqlstate)
+        return got
+
+    skipped, tied = set(skip), set()
+    for index, answer in answers.items():
+        if index in skipped or isinstance(answer, Failed):
+            continue
+        tree = tree_of(index)
+        made = remember("tie probes", tree, partial(nondeterminism.probes, tree))
+        if not (made.variants or made.concat):  # nothing to break a tie in
+            continue
+        relaxed = remember("with ties form", tree, partial(with_ties, tree))
+        try:
+            reason = nondeterminism.data_reason(strict, tree, answer, partial(strict, relaxed),
+                                                made)
+        except QueryFailed:
+            reason = None  # out of time on D': the answer counts as it is
+        if reason is not None:
+            tied.add(index)
+    return tied

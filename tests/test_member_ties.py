@@ -1,0 +1,106 @@
+"""A member's answer on another pair's D' that hangs on ties is no evidence either way
+(selection/member_ties.py): the two most common first names, taken by ``ORDER BY count
+DESC LIMIT 2`` below the top level, on a D' where three names occur once each, are any two
+of the three, and the judge may keep two others."""
+
+import re
+
+import pytest
+
+from conftest import readable_schema, schema_valid
+from siselect.client.pgexec import PsycopgExecutor, connect
+from siselect.instances.pair import failure
+from siselect.runtime.catalog import load_catalog
+from siselect.runtime.errors import QueryFailed
+from siselect.selection import tournament
+from siselect.selection.judges import ReferenceJudge
+from siselect.selection.member_ties import tied_members
+from siselect.sqltext.transpile import to_tree
+
+# Right: the admins whose first name is one of the two most common (ann 3, bob 2 on D).
+TOP_TWO = ("SELECT a.first_name, a.district FROM admin AS a JOIN (SELECT first_name FROM "
+           "admin GROUP BY first_name ORDER BY COUNT(*) DESC LIMIT 2) AS t "
+           "ON a.first_name = t.first_name")
+# The same, ties broken by name: what a judge that breaks them its own way answers.
+JUDGE = TOP_TWO.replace("COUNT(*) DESC", "COUNT(*) DESC, first_name DESC")
+# Two wrong counts that tell apart only a D' of three different names (3 against 0): on
+# every such D' the names tie at TOP_TWO's cut.
+EVERY_ROW = "SELECT COUNT(*) FROM admin"
+FEW_NAMES = ("SELECT CASE WHEN COUNT(DISTINCT first_name) >= 3 THEN 0 ELSE COUNT(*) END "
+             "FROM admin")
+
+
+@pytest.fixture(scope="module")
+def admins(dsn: str) -> str:
+    rows = [("ann", "north"), ("ann", "south"), ("ann", "east"), ("bob", "north"),
+            ("bob", "west"), ("cy", "east"), ("dee", "south"), ("eve", "west")]
+    values = ", ".join(f"({i}, '{n}', '{d}')" for i, (n, d) in enumerate(rows, 1))
+    return readable_schema(
+        dsn, "member_ties",
+        "CREATE TABLE member_ties.admin (id int PRIMARY KEY, first_name text, district text)",
+        f"INSERT INTO member_ties.admin VALUES {values}")
+
+
+@pytest.fixture
+def executor(dsn: str, admins: str):
+    with connect(dsn, admins, statement_timeout_ms=30_000) as conn:
+        yield PsycopgExecutor(conn)
+
+
+def _on(executor, ids):
+    """What runs a query on the admins ``ids`` alone (a D')."""
+    keep = f"(SELECT * FROM admin WHERE id IN ({', '.join(map(str, ids))}))"
+
+    def run(tree):
+        text = re.sub(r"\bFROM admin\b(?! AS)", "FROM admin AS admin", tree.sql("postgres"))
+        return executor.run(text.replace("FROM admin AS", f"FROM {keep} AS"))
+    return run
+
+
+def test_an_answer_one_of_several_on_a_d_prime_is_tied_and_one_determined_is_not(executor):
+    catalog = load_catalog(executor)
+    trees = {i: to_tree(q, "postgres", catalog) for i, q in enumerate(
+        (TOP_TWO, EVERY_ROW, "SELECT first_name FROM admin LIMIT 5",
+         "SELECT first_name FROM admin LIMIT 1"))}
+    facts: dict = {}
+
+    def remember(kind, tree, compute):
+        return facts.setdefault((kind, id(tree)), compute())
+
+    def tied(ids, skip=()):
+        run = _on(executor, ids)
+        answers = {i: run(t) for i, t in trees.items()}
+        return tied_members(answers, skip, trees.__getitem__, run, remember)
+
+    # cy, dee, eve once each: TOP_TWO keeps any two; LIMIT 1 any one of three.
+    assert tied([6, 7, 8]) == {0, 3}
+    # ann twice, bob once: no tie at either cut; LIMIT 5 keeps every row of three.
+    assert tied([1, 2, 4]) == {3}
+    assert tied([1, 2, 4, 6]) == {0, 3}  # bob and cy tie for the second place
+    assert tied([6, 7, 8], skip=(0,)) == {3}  # the representatives are the separation's
+    # A failure on D' is an answer of its own, never a tie.
+    run = _on(executor, [6, 7, 8])
+    failed = {0: failure(QueryFailed("division by zero", "22012"))}
+    assert tied_members(failed, (), trees.__getitem__, run, remember) == set()
+
+
+def test_a_tied_member_gets_no_evidence_from_that_d_prime(executor):
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree(JUDGE, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        executor, [EVERY_ROW, FEW_NAMES, TOP_TWO], "Which admins have one of the two most "
+        "common first names, and in which district?", None, judge,
+        tournament.Options(dialect="postgres"), catalog=catalog))
+    counts = next(d for d in result["duels"] if {d["a"], d["b"]} == {0, 1})
+    assert counts["separation"] == "separated"
+    assert counts["tied"] == [2] and 2 not in counts.get("matched", [])
+    instance = counts["instance"]["admin"]
+    names = [row[instance["columns"].index("first_name")] for row in instance["rows"]]
+    assert len(set(names)) >= 3  # the D' that ties TOP_TWO's cut
+    own = [d for d in result["duels"] if 2 in (d["a"], d["b"])]
+    assert own and all(2 not in d.get("tied", []) for d in own)
+    record = next(m for m in result["members"] if m["index"] == 2)
+    assert record["mismatched"] == 0
+    assert record["abstained"] >= 1
+    assert record["matched"] == sum(2 in d.get("matched", []) for d in own)
+    assert result["winner"]["index"] == 2
