@@ -15,6 +15,7 @@ from siselect.runtime.errors import QueryFailed
 from siselect.selection import tournament
 from siselect.selection.judges import ReferenceJudge
 from siselect.selection.member_ties import tied_members
+from siselect.selection.rules import Rules
 from siselect.sqltext.transpile import to_tree
 
 # Right: the admins whose first name is one of the two most common (ann 3, bob 2 on D).
@@ -103,4 +104,29 @@ def test_a_tied_member_gets_no_evidence_from_that_d_prime(executor):
     assert record["mismatched"] == 0
     assert record["abstained"] >= 1
     assert record["matched"] == sum(2 in d.get("matched", []) for d in own)
+    assert result["winner"]["index"] == 2
+
+
+def test_a_tied_member_leaves_a_unit_whose_other_member_answers(executor):
+    """TOP_TWO and its twin that breaks ties by name are one group on D (no tie there); on
+    the D' of three names the twin answers two of them, TOP_TWO any two. The twin's miss is
+    its own: TOP_TWO goes on as a unit of its own, with no evidence from that D'. (Every
+    pair played: the adaptive schedule spares the counts' pair, which cannot change the
+    winner here.)"""
+    twin = TOP_TWO.replace("COUNT(*) DESC", "COUNT(*) DESC, first_name ASC")
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree(JUDGE, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        executor, [EVERY_ROW, FEW_NAMES, TOP_TWO, twin], "Which admins have one of the two "
+        "most common first names, and in which district?", None, judge,
+        tournament.Options(dialect="postgres"), catalog=catalog,
+        rules=Rules(schedule="round-robin")))
+    assert [g["members"] for g in result["groups"]][-1] == [2, 3]
+    counts = [d for d in result["duels"] if {d["a"], d["b"]} == {0, 1}]
+    assert counts and all(d.get("tied") == [2] for d in counts)
+    assert all(3 not in d.get("matched", []) for d in counts)  # the twin keeps cy, dee
+    assert result["groups"][-1]["parts"] == 2
+    record = {m["index"]: m for m in result["members"]}
+    assert record[2]["mismatched"] == 0 and record[2]["abstained"] == len(counts)
+    assert record[3]["mismatched"] == len(counts)
     assert result["winner"]["index"] == 2

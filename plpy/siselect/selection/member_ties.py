@@ -7,7 +7,8 @@ the two most common first names, ``ORDER BY count DESC LIMIT 2``, on a D' where 
 occur once each, keeps any two of them, and the judge may have kept two others. Such an
 answer neither matches the judge's nor misses it; scoring it either way gives evidence the
 instance does not hold (yardstick, the paper's K=5 candidates, california_schools 84: the
-one candidate right on D lost twice so, on instances of other pairs).
+one candidate right on D lost twice so, on instances of other pairs). The tournament gives
+such a member no evidence from that D' (``_score_members``).
 """
 
 from collections.abc import Callable, Iterable

@@ -506,8 +506,8 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
                    weight: float, tied: set[int]) -> None:
     """Split each unit by its members' answers on D', then score every part by whether its
     answer matches the judge's (a verdict of ``weight``, :func:`scoring.verdict_weight`).
-    A ``tied`` member's answer is one of several (:mod:`.member_ties`): it splits nothing,
-    and a unit with no other answer there gets no evidence from this D'."""
+    A ``tied`` member's answer is one of several (:mod:`.member_ties`): it gets no evidence
+    from this D', in a part of its own where its unit's other members have an answer."""
     # (unit, part of its members, the member whose answer speaks for the part or None)
     split: list[tuple[Unit, list[int], int | None]] = []
     for unit in [u for u in t.units if any(i in members for i in u.members)]:
@@ -515,14 +515,16 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
         by_answer: dict[Hashable, list[int]] = {}
         for i in run:
             by_answer.setdefault(_answer_key(members[i]), []).append(i)
-        if len(by_answer) > 1:
+        answers: list[tuple[list[int], int | None]] = [(g, g[0]) for g in by_answer.values()]
+        apart = [i for i in unit.members if i in tied]
+        if apart and answers:  # not known to answer as the others: a part of their own
+            answers.append((apart, None))
+        if len(answers) > 1:
             t.splits += 1
-            # Members not run (the paper's rule), or tied, follow the representative's part.
-            rest = [i for i in unit.members if i not in run]
-            groups = list(by_answer.values())
-            groups[0] = sorted(groups[0] + rest)
-            split += [(unit, g, g_run[0]) for g, g_run in zip(groups, by_answer.values(),
-                                                              strict=True)]
+            # Members not run (the paper's rule) follow the representative's part.
+            rest = [i for i in unit.members if i not in members]
+            split += [(unit, sorted(g + rest) if k == 0 else g, speaker)
+                      for k, (g, speaker) in enumerate(answers)]
         else:
             split.append((unit, list(unit.members), run[0] if run else None))
     spoken = {k: i for k, (_, _, i) in enumerate(split) if i is not None}
