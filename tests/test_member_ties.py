@@ -8,6 +8,7 @@ import re
 import pytest
 
 from conftest import readable_schema, schema_valid
+from siselect.client.bench.summary import duel_figures
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances.pair import failure
 from siselect.runtime.catalog import load_catalog
@@ -130,3 +131,12 @@ def test_a_tied_member_leaves_a_unit_whose_other_member_answers(executor):
     assert record[2]["mismatched"] == 0 and record[2]["abstained"] == len(counts)
     assert record[3]["mismatched"] == len(counts)
     assert result["winner"]["index"] == 2
+
+
+def test_the_bench_counts_the_duels_with_a_tied_member():
+    duels = [{"a": 0, "b": 1, "separation": "separated", "verdict": "draw", "rows": 3,
+              "seconds": 0.1, "tied": [2]},
+             {"a": 0, "b": 2, "separation": "separated", "verdict": "b", "rows": 2,
+              "seconds": 0.1}]
+    record = {"question_id": 1, "correct": [2], "groups": [1, 1, 1], "duels": duels}
+    assert duel_figures([record])["tied_duels"] == 1

@@ -67,6 +67,8 @@ class BenchDuel:
     meaning: Maybe[str] = doc("rank of D', as the separation gave it", absent=True)
     failed_on_instance: Maybe[list[str]] = doc("sides (a, b) whose query failed on D'",
                                                absent=True)
+    tied: Maybe[list[int]] = doc("members whose answer on D' hung on ties there, so that it "
+                                 "gave them no evidence", absent=True)
     lost_by_correct: Maybe[bool] = doc("the verdict went against a side whose answer on D is "
                                        "the gold's (then instance, answers and judge_rows "
                                        "are kept)", absent=True)
@@ -196,6 +198,8 @@ class BenchSummary:
         "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows",
         absent=True)
     judged_duels: Maybe[int] = doc("duels the judge answered", absent=True)
+    tied_duels: Maybe[int] = doc("duels on whose D' a member's answer hung on ties (no "
+                                 "evidence for it there)", absent=True)
     round_robin_pairs: Maybe[int] = doc("duels a plain round-robin over the groups plays",
                                         absent=True)
     noise_curves: Maybe[dict[str, Any]] = doc(

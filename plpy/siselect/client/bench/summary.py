@@ -91,6 +91,7 @@ def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
                              "rows": d.get("rows")}
                             for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])],
         "judged_duels": sum(d["separation"] == "separated" for _, d in duels),
+        "tied_duels": sum(bool(d.get("tied")) for _, d in duels),
         "round_robin_pairs": sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)}
     curves = metrics.noise_curves(scored)
     if curves:
@@ -158,7 +159,8 @@ def summary_table(summary: dict[str, Any]) -> str:
         lines.append(f"  duels judged {summary['judged_duels']} (round-robin: "
                      f"{summary['round_robin_pairs']}); degenerate D' "
                      f"{summary['degenerate_duels']}, a query failed on D' "
-                     f"{summary['failed_on_instance_duels']}; lost by a correct candidate "
+                     f"{summary['failed_on_instance_duels']}, a member tied on D' "
+                     f"{summary.get('tied_duels', 0)}; lost by a correct candidate "
                      f"{len(summary['lost_by_correct'])}")
     lines += noise_lines(summary.get("noise_curves") or {})
     if summary.get("judge_failed"):

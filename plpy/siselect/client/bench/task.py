@@ -166,6 +166,7 @@ def _duels(result: dict[str, Any] | None, correct: list[int]) -> list[dict[str, 
                 {"reference_rows": d["rows"] - d.get("minimal_rows", d["rows"])}),
              **{k: d[k] for k in ("degenerate", "meaning") if k in d},
              **({"failed_on_instance": sorted(d["errors"])} if d.get("errors") else {}),
+             **({"tied": d["tied"]} if d.get("tied") else {}),
              **({"lost_by_correct": True, "instance": d.get("instance"),
                  "answers": d.get("answers"), "judge_rows": (d.get("judge") or {}).get("rows")}
                 if duel_lost_by_correct(d, correct) else {})}
