@@ -69,21 +69,20 @@ def test_an_answer_one_of_several_on_a_d_prime_is_tied_and_one_determined_is_not
     def remember(kind, tree, compute):
         return facts.setdefault((kind, id(tree)), compute())
 
-    def tied(ids, skip=()):
+    def tied(ids):
         run = _on(executor, ids)
         answers = {i: run(t) for i, t in trees.items()}
-        return tied_members(answers, skip, trees.__getitem__, run, remember)
+        return tied_members(answers, trees.__getitem__, run, remember)
 
     # cy, dee, eve once each: TOP_TWO keeps any two; LIMIT 1 any one of three.
     assert tied([6, 7, 8]) == {0, 3}
     # ann twice, bob once: no tie at either cut; LIMIT 5 keeps every row of three.
     assert tied([1, 2, 4]) == {3}
     assert tied([1, 2, 4, 6]) == {0, 3}  # bob and cy tie for the second place
-    assert tied([6, 7, 8], skip=(0,)) == {3}  # the representatives are the separation's
     # A failure on D' is an answer of its own, never a tie.
     run = _on(executor, [6, 7, 8])
     failed = {0: failure(QueryFailed("division by zero", "22012"))}
-    assert tied_members(failed, (), trees.__getitem__, run, remember) == set()
+    assert tied_members(failed, trees.__getitem__, run, remember) == set()
 
 
 def test_a_tied_member_gets_no_evidence_from_that_d_prime(executor):

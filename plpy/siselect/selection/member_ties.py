@@ -1,17 +1,20 @@
 """Members whose answer on a D' is one of several: it hangs on ties, and says nothing.
 
-A duel's D' is checked against ties for the two representatives only: no tie explains their
-difference there (:meth:`~siselect.instances.pair.Pair.separation`). Any other member run
-on it (its group's, or every unit's when verdicts weigh on all) may hang on one: a CTE that keeps
-the two most common first names, ``ORDER BY count DESC LIMIT 2``, on a D' where five names
-occur once each, keeps any two of them, and the judge may have kept two others. Such an
-answer neither matches the judge's nor misses it; scoring it either way gives evidence the
+The search keeps no D' on which a tie explains the difference between a duel's two
+representatives (:meth:`~siselect.instances.pair.Pair.separation`), but an answer can still
+be one of several there: a representative's ``LIMIT 1`` without ``ORDER BY`` that keeps
+either of two rows while the other query returns both; and any other member run on D' (its
+group's, or every unit's when verdicts weigh on all) was not checked at all: a CTE that
+keeps the two most common first names, ``ORDER BY count DESC LIMIT 2``, on a D' where five
+names occur once each, keeps any two of them, and the judge may have kept two others. Such
+an answer neither matches the judge's nor misses it: scoring it either way is evidence the
 instance does not hold (yardstick, the paper's K=5 candidates, california_schools 84: the
-one candidate right on D lost twice so, on instances of other pairs). The tournament gives
-such a member no evidence from that D' (``_score_members``).
+one candidate right on D lost twice so, on instances of other pairs; generated sets,
+financial 163: a wrong candidate won on matches that its tie-break and the gold's happened
+to share). The tournament gives such a member no evidence from that D' (``_score_members``).
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 from typing import Protocol, TypeVar
 
@@ -32,23 +35,21 @@ class Remember(Protocol):
     def __call__(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T: ...
 
 
-def tied_members(answers: dict[int, Rows], skip: Iterable[int],
-                 tree_of: Callable[[int], exp.Query], run: Callable[[exp.Query], Rows],
-                 remember: Remember) -> set[int]:
-    """The members of ``answers`` (index -> answer on D'; ``skip``: the representatives,
-    checked by the separation) whose answer on the D' that ``run`` reads hangs on ties
-    there (:func:`~siselect.sqltext.nondeterminism.data_reason`; a text that reads the
-    clock or random() counts as it is). ``remember(kind, tree, compute)`` keeps a query's
-    probes for the tournament."""
+def tied_members(answers: dict[int, Rows], tree_of: Callable[[int], exp.Query],
+                 run: Callable[[exp.Query], Rows], remember: Remember) -> set[int]:
+    """The members of ``answers`` (index -> answer on D') whose answer on the D' that
+    ``run`` reads hangs on ties there (:func:`~siselect.sqltext.nondeterminism.data_reason`;
+    a text that reads the clock or random() counts as it is). ``remember(kind, tree,
+    compute)`` keeps a query's probes for the tournament."""
     def strict(tree: exp.Query) -> Rows:
         got = run(tree)
         if isinstance(got, Failed):  # the probes read a failure as no verdict
             raise QueryFailed(got.message, got.sqlstate)
         return got
 
-    skipped, tied = set(skip), set()
+    tied = set()
     for index, answer in answers.items():
-        if index in skipped or isinstance(answer, Failed):
+        if isinstance(answer, Failed):
             continue
         tree = tree_of(index)
         made = remember("tie probes", tree, partial(nondeterminism.probes, tree))

@@ -462,8 +462,7 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         meaning = "meaningful"
     weight = scoring.verdict_weight(meaning, answer.votes)
     record["reliability"] = round(scoring.believed(t.accuracy, weight), 6)
-    tied = tied_members(members, (record["a"], record["b"]), _tree_of(t), run_on_shown,
-                        t.witnesses.remember)
+    tied = tied_members(members, _tree_of(t), run_on_shown, t.witnesses.remember)
     if tied:
         record["tied"] = sorted(tied)
     _score_members(t, p, members, answer.rows, tolerance, weight, tied)
@@ -508,32 +507,36 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
     answer matches the judge's (a verdict of ``weight``, :func:`scoring.verdict_weight`).
     A ``tied`` member's answer is one of several (:mod:`.member_ties`): it gets no evidence
     from this D', in a part of its own where its unit's other members have an answer."""
-    # (unit, part of its members, the member whose answer speaks for the part or None)
-    split: list[tuple[Unit, list[int], int | None]] = []
+    # (unit, part of its members, the member whose answer speaks for the part, whether
+    # that answer counts: a tied one does not)
+    split: list[tuple[Unit, list[int], int, bool]] = []
     for unit in [u for u in t.units if any(i in members for i in u.members)]:
         run = [i for i in unit.members if i in members and i not in tied]
         by_answer: dict[Hashable, list[int]] = {}
         for i in run:
             by_answer.setdefault(_answer_key(members[i]), []).append(i)
-        answers: list[tuple[list[int], int | None]] = [(g, g[0]) for g in by_answer.values()]
-        apart = [i for i in unit.members if i in tied]
+        answers = [(g, True) for g in by_answer.values()]
+        apart = [i for i in unit.members if i in members and i in tied]
         if apart and answers:  # not known to answer as the others: a part of their own
-            answers.append((apart, None))
+            answers.append((apart, False))
         if len(answers) > 1:
             t.splits += 1
             # Members not run (the paper's rule) follow the representative's part.
             rest = [i for i in unit.members if i not in members]
-            split += [(unit, sorted(g + rest) if k == 0 else g, speaker)
-                      for k, (g, speaker) in enumerate(answers)]
+            split += [(unit, sorted(g + rest) if k == 0 else g, g[0], counts)
+                      for k, (g, counts) in enumerate(answers)]
         else:
-            split.append((unit, list(unit.members), run[0] if run else None))
-    spoken = {k: i for k, (_, _, i) in enumerate(split) if i is not None}
-    by_part: dict[int, bool] = {}
-    if judge_rows is not None:  # compared together: the judge's column order breaks ties
-        found = judge_matches([_rows(members[i]) for i in spoken.values()], judge_rows,
-                              tolerance)
-        by_part = dict(zip(spoken, found, strict=True))
-    parts = [(u, g, by_part.get(k)) for k, (u, g, _) in enumerate(split)]
+            speaker = (run or apart)[0]
+            split.append((unit, list(unit.members), speaker, bool(run)))
+    found: list[bool | None] = [None] * len(split)
+    if judge_rows is not None:
+        # Compared together, tied answers too: the judge's column order breaks ties, and
+        # an answer that matches more closely leaves the others unmatched, as it would
+        # have if it counted.
+        found = list(judge_matches([_rows(members[i]) for _, _, i, _ in split], judge_rows,
+                                   tolerance))
+    parts = [(u, g, m if counts else None) for (u, g, _, counts), m in zip(split, found,
+                                                                           strict=True)]
     # Points and the schedule's record of who met whom belong to the duel's own units; a
     # unit run on D' only for the evidence (_wide) gets the verdict's evidence alone.
     duel = {i for u in p.units for i in u.members}
