@@ -462,7 +462,9 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         meaning = "meaningful"
     weight = scoring.verdict_weight(meaning, answer.votes)
     record["reliability"] = round(scoring.believed(t.accuracy, weight), 6)
-    tied = tied_members(members, _tree_of(t), run_on_shown, t.witnesses.remember)
+    # (an abstaining judge gives no evidence to weigh: nothing to check)
+    tied = set() if answer.rows is None else tied_members(members, _tree_of(t), run_on_shown,
+                                                          t.witnesses.remember)
     if tied:
         record["tied"] = sorted(tied)
     _score_members(t, p, members, answer.rows, tolerance, weight, tied)
