@@ -1,4 +1,4 @@
-"""A member's answer on another pair's D' that hangs on ties is no evidence either way
+"""An answer on a D' that hangs on ties is no evidence either way
 (selection/member_ties.py): the two most common first names, taken by ``ORDER BY count
 DESC LIMIT 2`` below the top level, on a D' where three names occur once each, are any two
 of the three, and the judge may keep two others."""
@@ -139,3 +139,21 @@ def test_the_bench_counts_the_duels_with_a_tied_member():
               "seconds": 0.1}]
     record = {"question_id": 1, "correct": [2], "groups": [1, 1, 1], "duels": duels}
     assert duel_figures([record])["tied_duels"] == 1
+
+
+def test_a_representative_whose_answer_ties_gets_no_evidence_either(executor):
+    """Every ann against one of them (LIMIT without ORDER BY): a D' of two anns separates
+    them, no tie explains that, yet the second keeps either row, and the judge's is one."""
+    every, any_one = ("SELECT district FROM admin WHERE first_name = 'ann'",
+                      "SELECT district FROM admin WHERE first_name = 'ann' LIMIT 1")
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree("SELECT district FROM admin WHERE first_name = 'ann' "
+                                   "AND district = 'north'", "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        executor, [every, any_one], "In which district is an ann?", None, judge,
+        tournament.Options(dialect="postgres"), catalog=catalog))
+    separated = [d for d in result["duels"] if d["separation"] == "separated"]
+    assert separated and all(d.get("tied") == [1] for d in separated)
+    record = {m["index"]: m for m in result["members"]}
+    assert record[1]["matched"] == record[1]["mismatched"] == 0
+    assert record[1]["abstained"] == len(separated)
