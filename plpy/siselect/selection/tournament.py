@@ -182,6 +182,7 @@ class Pending:
     on_d: tuple[Rows, Rows] | None = None
     run_on_instance: Any = None
     members: dict[int, Rows] = field(default_factory=dict)  # input index -> answer on D'
+    tied: set[int] = field(default_factory=set)  # members whose answer there hangs on ties
 
 
 def _runs(t: Tournament, unit: Unit) -> list[int]:
@@ -254,8 +255,9 @@ def _members_on(t: Tournament, match: Match, units: tuple[Unit, Unit], kept: Sep
 
 def separate_duel(t: Tournament, match: Match) -> Pending:
     """Separate a match's two representatives (away from its earlier instances' rows) and
-    run every member of both units on D': the database work of a duel, before any judge
-    call; none when ``t.separations`` already holds it."""
+    run every member of both units on D', with which of their answers hang on ties there
+    (:mod:`.member_ties`): the database work of a duel, before any judge call; none when
+    ``t.separations`` already holds it."""
     units = (t.unit_of(match.a), t.unit_of(match.b))
     pair, kept = _kept(t, match.a, match.b, tuple(sorted(match.exclude)))
     shared = 0
@@ -270,7 +272,9 @@ def separate_duel(t: Tournament, match: Match) -> Pending:
     context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
                            run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]))
     members = _members_on(t, match, units, kept, run_on_instance)
-    return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members)
+    tied = tied_members(members, _tree_of(t), run_on_instance, t.witnesses.remember)
+    return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members,
+                   tied)
 
 
 def _overlapping(t: Tournament, match: Match, pair: Pair, kept: Separated
@@ -432,13 +436,14 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
     }
     if answer.tokens is not None:
         record["judge"]["tokens"] = answer.tokens
-    on_shown, run_on_shown, members = p.on_d, p.run_on_instance, p.members
+    on_shown, run_on_shown, members, tied = p.on_d, p.run_on_instance, p.members, p.tied
     if answer.shown is not None:  # the prompt showed a smaller view of D' (max_prompt_tokens)
         on_shown, run_on_shown = answer.shown.answers, answer.shown.run
         record["judge"].update(instance_shown=answer.shown.instance,
                                left_out=answer.shown.left_out)
         members = {i: _shown_answer(t, i, answer.shown.run) for i in p.members}
         members.update({record["a"]: on_shown[0], record["b"]: on_shown[1]})
+        tied = tied_members(members, _tree_of(t), run_on_shown, t.witnesses.remember)
     record["answers"] = {"a": answer_json(on_shown[0]), "b": answer_json(on_shown[1])}
     tolerance = getattr(t.judge, "tolerance", JUDGE_TOLERANCE)
     side, why = verdict(answer.rows, on_shown[0], on_shown[1], tolerance)
@@ -462,9 +467,8 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
         meaning = "meaningful"
     weight = scoring.verdict_weight(meaning, answer.votes)
     record["reliability"] = round(scoring.believed(t.accuracy, weight), 6)
-    # (an abstaining judge gives no evidence to weigh: nothing to check)
-    tied = set() if answer.rows is None else tied_members(members, _tree_of(t), run_on_shown,
-                                                          t.witnesses.remember)
+    if answer.rows is None:
+        tied = set()  # an abstaining judge gives no evidence to weigh
     if tied:
         record["tied"] = sorted(tied)
     _score_members(t, p, members, answer.rows, tolerance, weight, tied)
@@ -518,7 +522,7 @@ def _score_members(t: Tournament, p: Pending, members: dict[int, Rows],
         for i in run:
             by_answer.setdefault(_answer_key(members[i]), []).append(i)
         answers = [(g, True) for g in by_answer.values()]
-        apart = [i for i in unit.members if i in members and i in tied]
+        apart = [i for i in unit.members if i in tied]
         if apart and answers:  # not known to answer as the others: a part of their own
             answers.append((apart, False))
         if len(answers) > 1:
