@@ -29,7 +29,7 @@ from functools import partial
 
 from sqlglot import exp
 
-from siselect.instances.shadow import base_tables, relation_reads, table_aliases
+from siselect.instances.shadow import base_tables, of_tree, relation_reads, table_aliases
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
@@ -47,6 +47,19 @@ def joined_columns(tree: exp.Query, catalog: Catalog, aliases: dict[str, str] | 
     different tables of ``tree``, both ways round; an alias naming two tables (in two
     scopes) is left out, as is a column without its table. ``aliases``: ``tree``'s
     :func:`.shadow.table_aliases`, where the caller has them."""
+    if aliases is None:
+        found: set[tuple[str, str, str, str]] = of_tree(_JOINED, tree, catalog,
+                                                        _joined_columns)
+        return set(found)
+    return _joined_columns(tree, catalog, aliases)
+
+
+_JOINED: dict[int, tuple[exp.Expr, Catalog, set[tuple[str, str, str, str]]]] = {}
+_ONLY_JOINED: dict[int, tuple[exp.Expr, Catalog, dict[tuple[str, ...], bool]]] = {}
+
+
+def _joined_columns(tree: exp.Query, catalog: Catalog, aliases: dict[str, str] | None = None
+                    ) -> set[tuple[str, str, str, str]]:
     if aliases is None:
         aliases = table_aliases(tree, catalog)
     pairs = set()
@@ -107,7 +120,13 @@ def hidden(trees: Sequence[exp.Query], catalog: Catalog, a: str, x: str, b: str,
     one), whose rows would bring rows of ``a`` with them."""
     if _referenced_apart(trees, catalog, a, b):
         return False
-    return all(_only_joined(views.expand(t, catalog), catalog, a, x, b, y) for t in trees)
+    for tree in trees:
+        known = of_tree(_ONLY_JOINED, tree, catalog, lambda *_: {})
+        if (a, x, b, y) not in known:
+            known[(a, x, b, y)] = _only_joined(views.expand(tree, catalog), catalog, a, x, b, y)
+        if not known[(a, x, b, y)]:
+            return False
+    return True
 
 
 def _referenced_apart(trees: Sequence[exp.Query], catalog: Catalog, a: str, b: str) -> bool:

@@ -13,7 +13,7 @@ import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlglot import exp
 
@@ -29,6 +29,26 @@ E = TypeVar("E", bound=exp.Expr)
 #: D' by relation: encoded row ids (or, for a table of ``ctid`` identity, ctid texts).
 RowsByTable = Mapping[str, Sequence[int | str]]
 tid_array = rowids.tid_array
+
+
+R = TypeVar("R")
+_KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
+# Facts of a tree read from it once, by the tree's id (the tree kept, so that its id names
+# no other meanwhile): a search asks them of the pair's two trees for every row set it tests
+# and every join it weighs, and each asks walks the whole tree.
+_BASE_TABLES: dict[int, tuple[exp.Expr, Catalog, list[str]]] = {}
+_ALIASES: dict[int, tuple[exp.Expr, Catalog, dict[str, str]]] = {}
+
+
+def of_tree(cache: dict[int, tuple[exp.Expr, Catalog, R]], tree: exp.Expr, catalog: Catalog,
+            compute: Callable[[Any, Catalog], R]) -> R:
+    """``compute(tree, catalog)``, kept in ``cache`` for these tree and catalog objects.
+    Trees are not changed in place once read (restricting copies them). The value kept is
+    returned itself: a caller that must not change it copies it."""
+    found = cache.get(id(tree))
+    if found is None or found[0] is not tree or found[1] is not catalog:
+        found = keep(cache, id(tree), (tree, catalog, compute(tree, catalog)), _KEPT)
+    return found[2]
 
 
 def _cte_names(tree: exp.Expr) -> set[str]:
@@ -51,6 +71,11 @@ def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table
 def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     """Names (as in the catalog) of the relations whose rows a query reads, in first-seen
     order: views read through their definition are replaced by what they read."""
+    found: list[str] = of_tree(_BASE_TABLES, tree, catalog, _base_tables)
+    return list(found)
+
+
+def _base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
     if isinstance(tree, exp.Query):
         tree = views.expand(tree, catalog)
     return list(dict.fromkeys(name for _, name in relation_reads(tree, catalog)))
@@ -59,6 +84,11 @@ def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:
 def table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
     """``{alias or name: table}`` of the tables ``tree`` reads (catalog names); an alias
     naming two tables (in two scopes) is left out, as is a CTE named like a table."""
+    found: dict[str, str] = of_tree(_ALIASES, tree, catalog, _table_aliases)
+    return dict(found)
+
+
+def _table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
     tables = set(base_tables(tree, catalog))
     named: dict[str, set[str]] = {}
     for table in tree.find_all(exp.Table):
@@ -122,7 +152,6 @@ _SLOT = re.compile(f"'{_MARK}p(\\d+)'")  # a Bound's parameter k, before it is $
 _KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
 _TEMPLATES: dict[str, exp.Expr] = {}
 _TEXTS: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[exp.Expr, str | None]] = {}
-_READS: dict[int, tuple[exp.Expr, Catalog, list[str]]] = {}  # base_tables of a tree
 
 
 def _mask(sql: str, prefix: str = "") -> tuple[str, list[str]]:
@@ -257,10 +286,8 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Boun
     and each row set's ids are bound to it."""
     masked: dict[str, str] = {}
     values: dict[str, str] = {}
-    read = _READS.get(id(tree))
-    if read is None or read[0] is not tree or read[1] is not catalog:
-        read = keep(_READS, id(tree), (tree, catalog, base_tables(tree, catalog)), _KEPT)
-    for i, name in enumerate(read[2]):
+    read = of_tree(_BASE_TABLES, tree, catalog, _base_tables)
+    for i, name in enumerate(read):
         masked[name], literals = _masked_rows(catalog, name, rows.get(name, []), i)
         values.update({f"{i}_{j}": value for j, value in enumerate(literals)})
     key = (id(tree), tuple(masked.items()))
@@ -280,7 +307,7 @@ def restricted_sql(tree: exp.Query, catalog: Catalog, rows: RowsByTable) -> Boun
     if entry[1] is None:
         return Bound(restrict(tree, catalog, rows).sql("postgres", copy=False))
     slotted = _slotted(entry[1])
-    if slotted is None or sum(len(rows.get(name, ())) for name in read[2]) > BOUND_MOST:
+    if slotted is None or sum(len(rows.get(name, ())) for name in read) > BOUND_MOST:
         # The row ids written in as literals: the planner sees how many rows each holds.
         return Bound(_MARKED.sub(lambda m: quote_literal(values[m.group(1)]), entry[1]))
     template, keys, types = slotted

@@ -11,6 +11,7 @@ is always there, possibly null where its type says so. The JSON Schemas under
 """
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -396,7 +397,7 @@ def serialise(cls: type[R], data: dict[str, Any]) -> dict[str, Any]:
     problems = _problems(cls, data, cls.__name__)
     if problems:
         raise ResultShapeError("a result breaks its contract: " + "; ".join(problems[:5]))
-    if "schema_version" in _fields(cls):
+    if "schema_version" in _fields(typing.cast(type, cls)):
         data["schema_version"] = SCHEMA_VERSION
     return data
 
@@ -415,7 +416,9 @@ def to_json(result: Any) -> str:
     return json.dumps(as_dict(result), ensure_ascii=False)
 
 
+@functools.cache
 def _fields(cls: type) -> dict[str, Any]:
+    # Once per type: resolving a type's hints costs more than checking a duel's fields.
     hints = typing.get_type_hints(cls)
     return {f.name: (hints[f.name], f) for f in dataclasses.fields(cls)}
 
@@ -457,11 +460,22 @@ def _problems(tp: Any, value: Any, path: str) -> list[str]:
                 problems.append(f"{path}.{name}: missing")
         return problems
     origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if not _has_fields(tp):
+        return []  # an answer's rows, a list of ids: nothing in them has a name to check
     if origin is list and isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _problems(args[0], v, f"{path}[{i}]")]
     if origin is dict and isinstance(value, dict):
         return [p for k, v in value.items() for p in _problems(args[1], v, f"{path}.{k}")]
     return []
+
+
+@functools.cache
+def _has_fields(tp: Any) -> bool:
+    """Whether a value of type ``tp`` can hold a dataclass, whose names are checked."""
+    tp = without_absent(tp)
+    if dataclasses.is_dataclass(tp):
+        return True
+    return any(_has_fields(a) for a in typing.get_args(tp) if not isinstance(a, str | int))
 
 
 def _build(tp: Any, value: Any) -> Any:
