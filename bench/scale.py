@@ -203,6 +203,28 @@ $$ LANGUAGE plpython3u
 """
 
 
+def use_package(conn: psycopg.Connection, python: Path) -> None:
+    """Make ``conn``'s backend run the siselect package under ``python`` (SERVER_PYTHON)."""
+    conn.execute(SERVER_PYTHON % repr(str(python.resolve())))
+
+
+def warm_up(conn: psycopg.Connection) -> None:
+    """A backend imports siselect's modules at its first tournament (1.5 s or so here), once
+    per session: a duel on no table pays for that before any clock starts."""
+    conn.execute("SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'warm-up', "
+                 "judge => 'reference', reference => 'SELECT 1')")
+
+
+def call_tournament(conn: psycopg.Connection, task: dict, schema: str) -> dict:
+    """The tournament of a scale task (its candidates in SQLite's dialect, the reference
+    judge) on ``schema``, by the SQL function."""
+    return conn.execute(
+        "SELECT siselect.tournament(%s, %s, evidence => %s, judge => 'reference', "
+        "reference => %s, dialect => 'sqlite', search_path => %s)",
+        (task["candidates"], task["question"], task.get("evidence"), task["SQL"],
+         schema)).fetchone()[0]
+
+
 def tournament(dsn: str, schema: str, task: dict, timeout_s: int, python: Path | None = None
                ) -> tuple[dict, float, int]:
     """The tournament on a fresh backend: its result, seconds, and peak USS growth.
@@ -211,22 +233,15 @@ def tournament(dsn: str, schema: str, task: dict, timeout_s: int, python: Path |
     with psycopg.connect(dsn, autocommit=True) as conn:
         pid = conn.info.backend_pid
         if python is not None:
-            conn.execute(SERVER_PYTHON % repr(str(python.resolve())))
-        # A backend imports siselect's modules at its first tournament (1.5 s or so here),
-        # once per session: a duel on no table pays for that before the clock starts.
-        conn.execute("SELECT siselect.tournament(ARRAY['SELECT 1', 'SELECT 2'], 'warm-up', "
-                     "judge => 'reference', reference => 'SELECT 1')")
+            use_package(conn, python)
+        warm_up(conn)
         conn.execute(f"SET statement_timeout = '{int(timeout_s)}s'")
         base = uss_bytes(pid)
         outcome: dict = {}
 
         def work() -> None:
             try:
-                outcome["result"] = conn.execute(
-                    "SELECT siselect.tournament(%s, %s, evidence => %s, judge => 'reference', "
-                    "reference => %s, dialect => 'sqlite', search_path => %s)",
-                    (task["candidates"], task["question"], task.get("evidence"), task["SQL"],
-                     schema)).fetchone()[0]
+                outcome["result"] = call_tournament(conn, task, schema)
             except psycopg.Error as exc:
                 outcome["error"] = f"{exc.sqlstate}: {str(exc).splitlines()[0]}"
 
