@@ -32,11 +32,13 @@ def blocks(language: str, tag: str | None = None) -> list[str]:
 @pytest.fixture(scope="module")
 def cluster():
     """A cluster of the guide's own, removed after."""
-    from siselect.client.embedded import Cluster
+    from siselect.client.embedded import Cluster, provsql_library
 
     home = Path(tempfile.mkdtemp(prefix="siselect-dba-", dir="/tmp"))
     os.chmod(home, 0o755)  # the postgres user makes its 0700 home inside
-    local = Cluster(home / "cluster")
+    # Configured as the guide tells a DBA to: ProvSQL preloaded where it is installed.
+    preload = {"shared_preload_libraries": "provsql"} if provsql_library() else {}
+    local = Cluster(home / "cluster", preload)
     local.start()
     yield local
     local.stop()

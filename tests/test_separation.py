@@ -37,13 +37,16 @@ def one_minimal(executor, q1, q2, result) -> bool:
     answers empty or all NULL (1-minimal among the non-degenerate instances)."""
     catalog = load_catalog(executor)
     trees = (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog))
-    pair = Pair(executor, catalog, trees)
+    return one_minimal_on(Pair(executor, catalog, trees), result["row_ids"])
 
-    def meaningful(ids):
-        return pair.separates(ids) and all(
-            any(v is not None for row in a.rows for v in row) for a in pair.answers_on(ids))
 
-    ids = result["row_ids"]
+def one_minimal_on(pair: Pair, ids: list[int]) -> bool:
+    """:func:`one_minimal` for the row ids ``ids`` of an instance of ``pair``."""
+
+    def meaningful(rows):
+        return pair.separates(rows) and all(
+            any(v is not None for row in a.rows for v in row) for a in pair.answers_on(rows))
+
     return meaningful(ids) and all(
         not meaningful(ids[:i] + ids[i + 1 :]) for i in range(len(ids))
     )
