@@ -32,7 +32,6 @@ tid_array = rowids.tid_array
 
 
 R = TypeVar("R")
-_KEPT = 512  # templates kept of each kind (a tournament needs a few per candidate)
 # Facts of a tree read from it once, by the tree's id (the tree kept, so that its id names
 # no other meanwhile): a search asks them of the pair's two trees for every row set it tests
 # and every join it weighs, and each asks walks the whole tree.
