@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, SHARED, SUPERHERO, schema_valid
+from conftest import FIXTURES, SHARED, SUPERHERO, schema_valid, server_neutral
 from siselect.client.cli import main
 
 GOLDEN = FIXTURES / "golden"
@@ -41,17 +41,11 @@ TOURNAMENT = {
 BENCH_TASKS = [735, 744, 793]
 
 
-#: Why ProvSQL cannot serve depends on the server, not on the code under test: installed or
-#: not, preloaded or not.
-NOT_USABLE = "ProvSQL not usable: "
-
-
 def stable(value):
     """``value`` without the fields that change from run to run, or from server to server."""
+    value = server_neutral(value)
     if isinstance(value, dict):
-        return {k: NOT_USABLE + "(this server's reason)"
-                if k == "backend_reason" and str(v).startswith(NOT_USABLE) else stable(v)
-                for k, v in value.items() if k not in TIMINGS}
+        return {k: stable(v) for k, v in value.items() if k not in TIMINGS}
     if isinstance(value, list):
         return [stable(v) for v in value]
     return value

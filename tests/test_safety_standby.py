@@ -7,6 +7,7 @@ import json
 import psycopg
 import pytest
 
+from conftest import server_neutral
 from siselect.client.pgexec import PsycopgExecutor, connect
 from siselect.instances.separate import separate
 
@@ -101,7 +102,9 @@ def test_separate_on_the_standby_matches_the_primary(admin, standby, hostile):
         on_primary = admin.execute(SEPARATE, (q1, q2, schema)).fetchone()[0]
         on_standby = standby.execute(SEPARATE, (q1, q2, schema)).fetchone()[0]
         assert on_standby["status"] == "separated"
-        assert stable(on_standby) == stable(on_primary)
+        # The primary may preload ProvSQL where the standby does not: only the reason
+        # why it could not serve may differ.
+        assert stable(server_neutral(on_standby)) == stable(server_neutral(on_primary))
     assert_clean(standby, before)
 
 
@@ -112,7 +115,7 @@ def test_tournament_on_the_standby_matches_the_primary(admin, standby, judge):
     on_primary = admin.execute(TOURNAMENT, (CANDIDATES, judge, reference)).fetchone()[0]
     on_standby = standby.execute(TOURNAMENT, (CANDIDATES, judge, reference)).fetchone()[0]
     assert len(on_standby["duels"]) == 3
-    assert stable(on_standby) == stable(on_primary)
+    assert stable(server_neutral(on_standby)) == stable(server_neutral(on_primary))
     if judge == "reference":
         assert on_standby["winner"]["index"] == 1
     report = standby.execute("SELECT siselect.tournament_report(%s)",
