@@ -14,6 +14,7 @@ copy of scale.py at ``--scale`` is built first if missing. Needs a superuser DSN
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,12 +34,14 @@ from siselect.client.options import resolve_dsn  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def package_folder(version: str) -> Path:
-    """The folder holding ``version``'s ``siselect`` package, readable by the server."""
+def package_folder(version: str, exported: list[Path]) -> Path:
+    """The folder holding ``version``'s ``siselect`` package, readable by the server; a
+    folder this exports is added to ``exported`` (removed at the end)."""
     given = Path(version)
     if (given / "siselect").is_dir():
         return given
     folder = Path(tempfile.mkdtemp(prefix="siselect-ab-", dir="/tmp"))
+    exported.append(folder)
     folder.chmod(0o755)  # the server's user reads it (it cannot read under /root)
     archive = subprocess.run(["git", "archive", version, "plpy"], cwd=ROOT, check=True,
                              capture_output=True).stdout
@@ -58,7 +61,16 @@ def main() -> None:
         load(conn, SUPERHERO, "superhero")
         schema = build_superhero(conn, args.scale)
     tasks = superhero_tasks(args.tasks)
-    folders = [package_folder(v) for v in args.versions]
+    exported: list[Path] = []
+    try:
+        compare(args, dsn, schema, tasks, [package_folder(v, exported) for v in args.versions])
+    finally:
+        for folder in exported:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def compare(args, dsn: str, schema: str, tasks: list[dict], folders: list[Path]) -> None:
+    """Run and print the comparison (see the module)."""
     conns = []
     for folder in folders:
         conn = psycopg.connect(dsn, autocommit=True)
@@ -66,22 +78,32 @@ def main() -> None:
         warm_up(conn)
         conns.append(conn)
     fastest: list[dict[int, float]] = [{}, {}]
-    winners: list[dict[int, int | None]] = [{}, {}]
+    winners: list[dict[int, int | str | None]] = [{}, {}]
     for round_ in range(args.repeat):
         for task in tasks:
             order = (0, 1) if round_ % 2 == 0 else (1, 0)
             for v in order:
-                started = time.perf_counter()
-                result = call_tournament(conns[v], task, schema)
-                seconds = time.perf_counter() - started
                 q = task["question_id"]
+                started = time.perf_counter()
+                try:
+                    result = call_tournament(conns[v], task, schema)
+                except psycopg.Error as exc:  # told, and left out of both sums below
+                    winners[v][q] = f"error {exc.sqlstate}"
+                    continue
+                seconds = time.perf_counter() - started
                 fastest[v][q] = min(fastest[v].get(q, seconds), seconds)
                 winners[v].setdefault(q, (result.get("winner") or {}).get("index"))
         print(f"round {round_ + 1} of {args.repeat} done", file=sys.stderr, flush=True)
     for conn in conns:
         conn.close()
-    sums = [sum(f.values()) for f in fastest]
-    print(f"superhero x{args.scale}, {len(tasks)} tasks, fastest of {args.repeat} runs each")
+    failed = {q for w in winners for q, got in w.items() if isinstance(got, str)}
+    tasks = [t for t in tasks if t["question_id"] not in failed]
+    for q in sorted(failed):
+        print(f"  task {q} left out: " + ", ".join(
+            f"{v} {w.get(q)}" for v, w in zip(args.versions, winners, strict=True)))
+    sums = [sum(f[t["question_id"]] for t in tasks) for f in fastest]
+    print(f"superhero x{args.scale}, {len(tasks)} tasks compared, fastest of {args.repeat} "
+          "runs each")
     for version, total in zip(args.versions, sums, strict=True):
         print(f"  {version}: {total:.3f} s")
     print(f"  second / first: {sums[1] / sums[0]:.3f}")
