@@ -83,7 +83,10 @@ def serve(
         if name == "lineage":
             break
         backend = REGISTRY[name]
-        problem = backend.usable(executor)
+        # Once a tournament: whether a backend can run here does not change within a call,
+        # and asking (ProvSQL: the server's extension files) costs as much as a D' test.
+        problem = (backend.usable(executor) if cache is None else cache.once(
+            f"{name} usable", lambda backend=backend: backend.usable(executor))())
         if problem:
             if requested == name:
                 raise InvalidInput(f"backend '{name}' cannot run here: {problem}")
