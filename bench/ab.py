@@ -26,10 +26,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import psycopg  # noqa: E402
 
-from common import SUPERHERO, parser  # noqa: E402
-from scale import build_superhero, call_tournament, superhero_tasks, use_package, warm_up  # noqa: E402
-from siselect.client.loader import load  # noqa: E402
-from siselect.client.options import resolve_dsn  # noqa: E402
+from common import parser  # noqa: E402
+from scale import call_tournament, superhero_scale, use_package, warm_up  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,11 +54,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=5, help="runs of each task and version")
     p.add_argument("--tasks", type=int, default=20)
     args = p.parse_args()
-    dsn = resolve_dsn(args)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        load(conn, SUPERHERO, "superhero")
-        schema = build_superhero(conn, args.scale)
-    tasks = superhero_tasks(args.tasks)
+    dsn, schema, tasks = superhero_scale(args, args.scale, args.tasks)
     exported: list[Path] = []
     try:
         compare(args, dsn, schema, tasks, [package_folder(v, exported) for v in args.versions])

@@ -203,6 +203,16 @@ $$ LANGUAGE plpython3u
 """
 
 
+def superhero_scale(args, n: int, count: int) -> tuple[str, str, list[dict]]:
+    """The server's DSN (``--dsn`` or the embedded one), the superhero copy at scale ``n``
+    (built first if missing), and its first ``count`` tasks."""
+    dsn = resolve_dsn(args)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        load(conn, SUPERHERO, "superhero")
+        schema = build_superhero(conn, n)
+    return dsn, schema, superhero_tasks(count)
+
+
 def use_package(conn: psycopg.Connection, python: Path) -> None:
     """Make ``conn``'s backend run the siselect package under ``python`` (SERVER_PYTHON)."""
     conn.execute(SERVER_PYTHON % repr(str(python.resolve())))

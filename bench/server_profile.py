@@ -29,10 +29,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import psycopg  # noqa: E402
 
-from common import SUPERHERO, parser  # noqa: E402
-from scale import build_superhero, call_tournament, superhero_tasks, use_package, warm_up  # noqa: E402
-from siselect.client.loader import load  # noqa: E402
-from siselect.client.options import resolve_dsn  # noqa: E402
+from common import parser  # noqa: E402
+from scale import call_tournament, superhero_scale, use_package, warm_up  # noqa: E402
 
 # Installed in the backend: the tournament's entry point profiled while GD['on'], and the
 # executor's two doors to SPI timed (candidate-derived text, siselect's own queries).
@@ -95,11 +93,7 @@ def main() -> None:
     p.add_argument("--top", type=int, default=30, help="functions listed")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "profile")
     args = p.parse_args()
-    dsn = resolve_dsn(args)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        load(conn, SUPERHERO, "superhero")
-        schema = build_superhero(conn, args.scale)
-    tasks = superhero_tasks(args.tasks)
+    dsn, schema, tasks = superhero_scale(args, args.scale, args.tasks)
     # The server writes the files as its own user: into a folder it may write, then moved.
     shared = Path(tempfile.mkdtemp(prefix="siselect-profile-", dir="/tmp"))
     shared.chmod(0o777)
