@@ -43,7 +43,6 @@ GD['profile'] = profile = cProfile.Profile()
 GD['statements'] = statements = []
 entry = ENTRY_POINTS['tournament']
 def profiled(*args, **kwargs):
-    statements.append((0.0, 'task', ''))
     if GD.get('on'):
         profile.enable()
     try:
@@ -122,8 +121,7 @@ def main() -> None:
 
 
 def report(args, seconds: dict[int, float]) -> None:
-    statements = [s for s in json.loads((args.out / "statements.json").read_text())
-                  if s[1] != "task"]
+    statements = json.loads((args.out / "statements.json").read_text())
     spent, count = Counter(), Counter()
     for took, door, sql in statements:
         spent[kind(door, sql)] += took
