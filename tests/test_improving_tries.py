@@ -11,6 +11,7 @@ went to degenerate instances and one correct candidate lost); time is what the l
 """
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -18,22 +19,28 @@ from conftest import CountingExecutor, loaded_executor, sqlite_file_from
 from siselect.instances import separate as separation
 from siselect.instances.meaning import DEGENERATE, MEANINGFUL, Meaning
 from siselect.instances.pair import Pair
+from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 
 SCHEMA = "improving_tries"
 BIG = 40  # matches of each league but the first, which has one
 
+def league_data(small: int) -> str:
+    """Six leagues: the first ``small`` with one match each, the others with BIG."""
+    return (
+        "CREATE TABLE league (id INTEGER PRIMARY KEY, name TEXT);\n"
+        "CREATE TABLE match (id INTEGER PRIMARY KEY, league_id INTEGER);\n"
+        + "".join(f"INSERT INTO league VALUES ({i}, 'L{i}');\n" for i in range(1, 7))
+        + "".join(f"INSERT INTO match (league_id) VALUES ({i});\n" * (1 if i <= small else BIG)
+                  for i in range(1, 7))
+    )
+
+
 # Both queries answer only on a league of BIG matches and the first league: BIG + 3 rows,
 # above max_rows = 4; the first league and its match alone are a degenerate instance (q1
 # answers nothing) of 2 rows.
-DATA = (
-    "CREATE TABLE league (id INTEGER PRIMARY KEY, name TEXT);\n"
-    "CREATE TABLE match (id INTEGER PRIMARY KEY, league_id INTEGER);\n"
-    + "".join(f"INSERT INTO league VALUES ({i}, 'L{i}');\n" for i in range(1, 7))
-    + "".join(f"INSERT INTO match (league_id) VALUES ({i});\n" * (1 if i == 1 else BIG)
-              for i in range(1, 7))
-)
+DATA = league_data(1)
 Q1 = ("SELECT l.name FROM league AS l JOIN match AS m ON m.league_id = l.id "
       f"GROUP BY l.name HAVING COUNT(*) >= {BIG}")
 Q2 = Q1.replace(f">= {BIG}", ">= 1")
@@ -143,3 +150,47 @@ def test_a_minimisation_held_to_max_rows_then_settled_runs_no_set_twice(leagues)
     at_once.consider(whole)
     at_once.consider(first)
     assert sorted(settled) == sorted(at_once.minimised(max_rows=1)) == sorted(first)
+
+
+# Two leagues of one match each: a pair separated again away from the first one's rows
+# still finds a meaningful instance (a big league and the second), as large as before.
+TWO_SMALL = league_data(2)
+
+
+@pytest.fixture(scope="module")
+def two_small(dsn: str, tmp_path_factory):
+    with loaded_executor(dsn, sqlite_file_from(tmp_path_factory, SCHEMA + "_two", TWO_SMALL),
+                         SCHEMA + "_two") as executor:
+        yield executor
+
+
+def test_a_level_that_did_not_fit_is_not_minimised_again_on_the_pairs_next_instance(two_small):
+    """A pair separated again away from its earlier instance (the tournament's next
+    instance: a new Pair on the same witness cache) does not minimise again the level its
+    first search could not bring under max_rows: a big league's rows are what the HAVING
+    needs wherever they are looked for. A search that is not a next instance minimises
+    it as before."""
+    catalog = load_catalog(two_small)
+    trees = separation.parse_pair(Q1, Q2, "sqlite", catalog)
+    options = separation.Options(dialect="sqlite", max_rows=4).check()
+    cache = WitnessCache()
+
+    def separated(exclude: tuple[int, ...], cache: WitnessCache) -> tuple[dict, int]:
+        pair = Pair(two_small, catalog, trees, witnesses=cache)
+        on_d = (pair.run(trees[0]), pair.run(trees[1]))
+        result = separation.separate_pair(pair, *on_d, replace(options, exclude=exclude))
+        assert result["status"] == "separated" and result["degenerate"]
+        assert len(result["row_ids"]) <= 4
+        return result, pair.tests
+
+    first, first_tests = separated((), cache)
+    assert cache.learned("levels above max_rows", trees) == {MEANINGFUL}
+    away = tuple(sorted(first["row_ids"]))
+    again, again_tests = separated(away, cache)
+    assert not set(again["row_ids"]) & set(away)
+    # the same next instance in a tournament that learned nothing minimises the meaningful
+    # level again, to no use
+    unlearned, unlearned_tests = separated(away, WitnessCache())
+    assert sorted(unlearned["row_ids"]) == sorted(again["row_ids"])
+    assert again_tests < unlearned_tests - 60  # 35 sets against 124
+    assert again_tests < first_tests

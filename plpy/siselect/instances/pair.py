@@ -208,6 +208,7 @@ class Pair:
     # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
     _ahead: dict[Bound, Rows] = field(default_factory=dict)
     _batches_failed: int = 0
+    _learned: dict[str, set] = field(default_factory=dict)  # see learned, outside a tournament
 
     def __post_init__(self) -> None:
         # Before any restrict(): it must not name columns the caller may not read.
@@ -298,6 +299,13 @@ class Pair:
         if self.witnesses is None:
             return compute()
         return self.witnesses.remember(kind, tree, compute)
+
+    def learned(self, kind: str) -> set:
+        """What this pair's searches learned of ``kind``, kept for the tournament (for
+        this pair object alone outside one)."""
+        if self.witnesses is None:
+            return self._learned.setdefault(kind, set())
+        return self.witnesses.learned(kind, self.trees)
 
     def check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:

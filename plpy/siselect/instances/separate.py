@@ -6,7 +6,7 @@ parse -> run both on D -> witnesses (lineage) -> propose row sets -> verify -> m
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from itertools import chain
@@ -498,7 +498,8 @@ class _Best:
             self.closure(rows) for rows in batch if rows))
 
     def minimised(self, max_rows: int, time_left: Callable[[], bool] = lambda: True,
-                  settle: bool = True, by_rank: dict[int, list[int]] | None = None
+                  settle: bool = True, by_rank: dict[int, list[int]] | None = None,
+                  unfit: set[int] | None = None, skip: Container[int] = ()
                   ) -> list[int] | None:
         """The best rank's set made 1-minimal within its rank; a worse rank's when the
         better one stays above ``max_rows`` (a meaningful instance can need many rows: a
@@ -507,17 +508,22 @@ class _Best:
         found, if worse), minimised without a limit (what the search did before it
         ranked); with ``settle`` false it is held to ``max_rows`` like the others, and
         None comes back when nothing fits. ``by_rank``: the sets to start from, if not
-        the ones found so far."""
+        the ones found so far. A level above the worst that does not fit is added to
+        ``unfit``; the levels in ``skip`` are not minimised."""
         by_rank = self.by_rank if by_rank is None else by_rank
         if not by_rank:
             return None
         levels = sorted(set(by_rank) | {max(DEGENERATE, max(by_rank))})
         for level in levels:
+            if level in skip and level != levels[-1]:
+                continue
             last = settle and level == levels[-1]
             start = min((r for rank, r in by_rank.items() if rank <= level), key=len)
             rows = self._ddmin(start, level, None if last else max_rows, time_left)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
+            if unfit is not None and level != levels[-1]:
+                unfit.add(level)
         return None
 
     def _ddmin(self, rows: list[int], rank: int, max_rows: int | None,
@@ -682,7 +688,16 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
     # first cost more than they did (superhero x100 task 720: 401 sets for a 64-row
     # degenerate set that ends at 32 rows, then 21 rows from a targeted proposal).
     started_from = dict(best.by_rank)
-    found = best.minimised(options.max_rows, lambda: _time_left(pair, options), settle=False)
+    # A level this pair's earlier search could not bring under max_rows is not minimised
+    # again on its next instances (away from the few rows of the earlier ones): what
+    # makes it large is most often what the queries need (a HAVING COUNT(*) > 15 needs 16
+    # rows of one group and their partners), and minimising thousands of rows to learn it
+    # again cost most of a tournament (superhero task 720: 3 searches, each about 300
+    # tests taking 3,679 rows to a 1-minimal 35).
+    unfit = pair.learned("levels above max_rows")
+    skip = frozenset(unfit) if options.exclude else frozenset()
+    found = best.minimised(options.max_rows, lambda: _time_left(pair, options), settle=False,
+                           unfit=unfit, skip=skip)
     if found is None and pool.finish is not None:
         raise _Unfinished()
     if found is None and _time_left(pair, options):
@@ -694,7 +709,7 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
                               shared_values=False) or found
     if found is None:  # the sets it tests again first run no query (Pair's results)
         found = best.minimised(options.max_rows, lambda: _time_left(pair, options),
-                               by_rank=started_from)
+                               by_rank=started_from, skip=skip)
     pair.timer.add("minimisation", t2)
     return found
 

@@ -473,6 +473,12 @@ class WitnessCache:
             return self.by_args[key]
         return cached
 
+    def learned(self, kind: str, trees: Sequence[exp.Query]) -> set:
+        """A set that the searches of one pair of candidates (in either order) add to, kept
+        for the tournament: what one search learned that the pair's next instance may use."""
+        return self.by_args.setdefault((kind, tuple(sorted(self.text(t) for t in trees))),
+                                       set())
+
     def remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         """``compute()`` for ``tree``, once per tournament (a fact of the candidate)."""
         key = (kind, self.text(tree))
