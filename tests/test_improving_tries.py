@@ -152,6 +152,23 @@ def test_a_minimisation_held_to_max_rows_then_settled_runs_no_set_twice(leagues)
     assert sorted(settled) == sorted(at_once.minimised(max_rows=1)) == sorted(first)
 
 
+
+def test_a_learned_level_is_minimised_still_where_a_set_of_it_fits(leagues):
+    """Skipping a level the pair learned does not fit (``skip``) never throws away a set of
+    it that fits max_rows already: only a larger start set is left unminimised."""
+    best, leagues_rows = best_of(leagues)
+    whole = [r for m, own in leagues_rows.values() for r in [*m, own]]
+    first = leagues_rows[1][0] + [leagues_rows[1][1]]  # 2 rows, degenerate
+    assert best.consider(whole) == MEANINGFUL and best.consider(first) == DEGENERATE
+    before = best.pair.tests
+    assert sorted(best.minimised(max_rows=50, skip={MEANINGFUL})) == sorted(first)
+    assert best.pair.tests - before <= 3  # the whole lineage's ddmin is not run
+    fits = first + leagues_rows[2][0] + [leagues_rows[2][1]]  # a big league: BIG + 3 rows
+    assert best.consider(fits) == MEANINGFUL and len(fits) == BIG + 3
+    found = best.minimised(max_rows=50, skip={MEANINGFUL})
+    assert best.rank_of(found) == MEANINGFUL and len(found) <= 50
+
+
 # Two leagues of one match each: a pair separated again away from the first one's rows
 # still finds a meaningful instance (a big league and the second), as large as before.
 TWO_SMALL = league_data(2)

@@ -509,16 +509,17 @@ class _Best:
         ranked); with ``settle`` false it is held to ``max_rows`` like the others, and
         None comes back when nothing fits. ``by_rank``: the sets to start from, if not
         the ones found so far. A level above the worst that does not fit is added to
-        ``unfit``; the levels in ``skip`` are not minimised."""
+        ``unfit``; the levels in ``skip`` are not minimised unless a set of theirs fits
+        already."""
         by_rank = self.by_rank if by_rank is None else by_rank
         if not by_rank:
             return None
         levels = sorted(set(by_rank) | {max(DEGENERATE, max(by_rank))})
         for level in levels:
-            if level in skip and level != levels[-1]:
-                continue
             last = settle and level == levels[-1]
             start = min((r for rank, r in by_rank.items() if rank <= level), key=len)
+            if level in skip and level != levels[-1] and len(start) > max_rows:
+                continue
             rows = self._ddmin(start, level, None if last else max_rows, time_left)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
