@@ -69,9 +69,12 @@ DRAWN = "drawn"
 CLOSE = "the winner is not yet sure"
 COLUMN_ORDER = "the answers on D differ only in column order"
 #: Evidence scoring: the log-odds by which the winner must lead the best unit of another
-#: group before the tournament ends (9 to 1); while it does not, the pair between the two is
-#: separated again, up to the instance limit.
-CONFIDENT = math.log(9)
+#: group before the tournament ends (19 to 1); while it does not, the pair between the two
+#: is separated again, up to ``widened(instances)`` instances (docs/selection.md, "More
+#: than one instance": a judge right 80% of the time must agree with itself three times
+#: net, where 9 to 1 took two, and a judge wrong 30% of the time no longer loses to
+#: consistency).
+CONFIDENT = math.log(19)
 #: A pair separated again that no instance away from its earlier rows separates: how many
 #: searches, each leaving out one of those rows, may look for an instance that overlaps.
 OVERLAP_SEARCHES = 10
@@ -691,8 +694,10 @@ def play(t: Tournament) -> int:
 def _confirm(t: Tournament) -> bool:
     """Evidence scoring: when the winner leads the best unit of another group by less than
     :data:`CONFIDENT`, the two duel again on a new instance, away from the rows of the
-    instances they shared, while they shared fewer than the limit; False when the winner is
-    sure, or the pair can take no more."""
+    instances they shared, while they shared fewer than ``widened(instances)`` once one
+    of those gave a verdict (only ``instances`` while all were drawn: a draw tells
+    nothing, and another seldom does); False when the winner is sure, or the pair can
+    take no more."""
     limit = t.rules.instances or 1
     if t.rules.scoring != "evidence" or limit < 2:
         return False
@@ -706,6 +711,8 @@ def _confirm(t: Tournament) -> bool:
     shared = [m for m in t.matches
               if m.mid in best.instance_points.keys() & runner.instance_points.keys()]
     used = sum(len(m.duels) for m in shared)
+    if any(d.get("verdict") in ("a", "b") for m in shared for d in m.duels):
+        limit = widened(limit)
     if both_ways(best, runner):
         limit = widened(limit)
     if used >= limit or (shared and shared[-1].exhausted):
