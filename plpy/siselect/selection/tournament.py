@@ -72,8 +72,8 @@ COLUMN_ORDER = "the answers on D differ only in column order"
 #: group before the tournament ends (19 to 1); while it does not, the pair between the two
 #: is separated again, up to ``widened(instances)`` instances (docs/selection.md, "More
 #: than one instance": a judge right 80% of the time must agree with itself three times
-#: net, where 9 to 1 took two, and a judge wrong 30% of the time no longer loses to
-#: consistency).
+#: net, where 9 to 1 took two; under a judge wrong 30% of the time the tournament drew
+#: level with consistency where it had fallen below it).
 CONFIDENT = math.log(19)
 #: A pair separated again that no instance away from its earlier rows separates: how many
 #: searches, each leaving out one of those rows, may look for an instance that overlaps.
