@@ -24,7 +24,8 @@ from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 
 SCHEMA = "improving_tries"
-BIG = 40  # matches of each league but the first, which has one
+BIG = 40  # matches of each league but the small ones, which have one
+
 
 def league_data(small: int) -> str:
     """Six leagues: the first ``small`` with one match each, the others with BIG."""
@@ -152,7 +153,6 @@ def test_a_minimisation_held_to_max_rows_then_settled_runs_no_set_twice(leagues)
     assert sorted(settled) == sorted(at_once.minimised(max_rows=1)) == sorted(first)
 
 
-
 def test_a_learned_level_is_minimised_still_where_a_set_of_it_fits(leagues):
     """Skipping a level the pair learned does not fit (``skip``) never throws away a set of
     it that fits max_rows already: only a larger start set is left unminimised."""
@@ -201,7 +201,7 @@ def test_a_level_that_did_not_fit_is_not_minimised_again_on_the_pairs_next_insta
         return result, pair.tests
 
     first, first_tests = separated((), cache)
-    assert cache.learned("levels above max_rows", trees) == {MEANINGFUL}
+    assert cache.learned(separation.UNFIT_LEVELS, trees) == {MEANINGFUL}
     away = tuple(sorted(first["row_ids"]))
     again, again_tests = separated(away, cache)
     assert not set(again["row_ids"]) & set(away)

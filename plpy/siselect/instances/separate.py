@@ -516,14 +516,15 @@ class _Best:
             return None
         levels = sorted(set(by_rank) | {max(DEGENERATE, max(by_rank))})
         for level in levels:
-            last = settle and level == levels[-1]
+            worst = level == levels[-1]
+            last = settle and worst
             start = min((r for rank, r in by_rank.items() if rank <= level), key=len)
-            if level in skip and level != levels[-1] and len(start) > max_rows:
+            if level in skip and not worst and len(start) > max_rows:
                 continue
             rows = self._ddmin(start, level, None if last else max_rows, time_left)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
-            if unfit is not None and level != levels[-1]:
+            if unfit is not None and not worst:
                 unfit.add(level)
         return None
 
@@ -566,6 +567,11 @@ class _Best:
             self._units[key] = witness_blocks(self.pair.executor, self.pair.catalog,
                                               self.pair.trees, self.witnesses(), rows)
         return self._units[key]
+
+
+#: What a pair's searches learn for its next instances (:meth:`.pair.Pair.learned`): the
+#: ranks whose minimisation did not fit max_rows.
+UNFIT_LEVELS = "levels above max_rows"
 
 
 class _Enough(Exception):
@@ -695,7 +701,7 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
     # rows of one group and their partners), and minimising thousands of rows to learn it
     # again cost most of a tournament (superhero task 720: 3 searches, each about 300
     # tests taking 3,679 rows to a 1-minimal 35).
-    unfit = pair.learned("levels above max_rows")
+    unfit = pair.learned(UNFIT_LEVELS)
     skip = frozenset(unfit) if options.exclude else frozenset()
     found = best.minimised(options.max_rows, lambda: _time_left(pair, options), settle=False,
                            unfit=unfit, skip=skip)
