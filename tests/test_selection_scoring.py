@@ -2,11 +2,13 @@
 
 import math
 
+from safety_fixtures import bench_module
 from siselect.runtime.answers import exact_key
 from siselect.selection.schedule import Match, contenders, next_round, open_pairs
 from siselect.selection.scoring import (
     ACCURACY_SPREAD,
     DEFAULT_ACCURACY,
+    PRIOR_WEIGHT,
     Unit,
     add_verdict,
     agreement,
@@ -37,17 +39,40 @@ def test_reliability_weighs_meaning_and_vote_agreement():
     assert agreement([{"rows": [[1]], "majority": True}, {"rows": [[2]], "replaced": [[1]]}]) == 1
 
 
-def test_one_sure_verdict_outweighs_a_three_times_larger_group_one_on_an_empty_instance_not():
-    small, large = Unit(0, [0], 0, 1), Unit(1, [1, 2, 3], 1, 3)
-    r = reliability(0.8, "meaningful", [])
+def _after_one_verdict(larger: int, meaning: str) -> Unit:
+    """The winner of a lone candidate against a group ``larger`` times its size, after one
+    verdict of a judge right 80% of the time, for the lone one, on an instance of ``meaning``."""
+    small, large = Unit(0, [0], 0, 1), Unit(1, list(range(1, larger + 1)), 1, larger)
+    r = reliability(0.8, meaning, [])
     small.evidence += log_ratio(True, r)
     large.evidence += log_ratio(False, r)
-    assert winner([small, large], "evidence")[0] is small
-    small2, large2 = Unit(0, [0], 0, 1), Unit(1, [1, 2, 3], 1, 3)
-    r = reliability(0.8, "degenerate", [])
-    small2.evidence += log_ratio(True, r)
-    large2.evidence += log_ratio(False, r)
-    assert winner([small2, large2], "evidence")[0] is large2
+    return winner([small, large], "evidence")[0]
+
+
+def test_one_sure_verdict_outweighs_a_twice_larger_group_not_a_three_times_larger_one():
+    # Odds 4 to 1 against a prior of 2 ** 1.5 = 2.8 and 3 ** 1.5 = 5.2 (PRIOR_WEIGHT).
+    assert PRIOR_WEIGHT == 1.5
+    assert _after_one_verdict(2, "meaningful").uid == 0
+    assert _after_one_verdict(3, "meaningful").uid == 1
+    # A verdict on an empty instance moves the score a quarter as far: 1.35 to 1.
+    assert _after_one_verdict(2, "degenerate").uid == 1
+
+
+def test_the_prior_calibration_scores_a_weight_by_how_well_it_names_the_right_group():
+    log_likelihood = bench_module("prior_calibration").log_likelihood
+    assert math.isclose(log_likelihood([([2, 1, 1], 2)], 0), -math.log(3))  # no prior
+    assert math.isclose(log_likelihood([([2, 1], 2)], 1.5), math.log(2 ** 1.5 / (2 ** 1.5 + 1)))
+    larger_right = [([3, 1], 3), ([2, 1, 1], 2)]
+    smaller_right = [([3, 1], 1)]
+    weights = [0, 0.5, 1, 1.5, 2, 4]
+    assert [log_likelihood(larger_right, w) for w in weights] == sorted(
+        log_likelihood(larger_right, w) for w in weights)
+    assert [log_likelihood(smaller_right, w) for w in weights] == sorted(
+        (log_likelihood(smaller_right, w) for w in weights), reverse=True)
+    # Mostly the larger group, not always: a weight between the extremes fits best.
+    mixed = larger_right * 3 + smaller_right
+    fits = {w: log_likelihood(mixed, w) for w in weights}
+    assert max(fits, key=lambda w: fits[w]) not in (weights[0], weights[-1])
 
 
 def test_the_same_verdicts_in_another_order_tie_and_input_order_decides():
@@ -113,12 +138,12 @@ def test_an_uncertain_accuracy_weighs_one_verdict_as_the_mean_and_contradictions
     assert uncertain_evidence(0, 0) == 0.0
 
 
-def test_two_verdicts_against_one_do_not_overturn_a_group_three_times_as_large():
-    """Yardstick generated sets at rival noise 0.3: six candidates against two, the judge
+def test_two_verdicts_against_one_do_not_overturn_a_group_twice_as_large():
+    """Yardstick generated sets at rival noise 0.3: six candidates against three, the judge
     against the six twice and for them once. Held uncertain, its accuracy says it errs; taken
-    as known (0.8), the two win."""
+    as known (0.8), the three win."""
     def played(spread):
-        large, small = Unit(0, [0, 1, 2, 3, 4, 5], 0, 6), Unit(1, [6, 7], 1, 2)
+        large, small = Unit(0, [0, 1, 2, 3, 4, 5], 0, 6), Unit(1, [6, 7, 8], 1, 3)
         for large_matched in (False, False, True):
             add_verdict(large, large_matched, DEFAULT_ACCURACY, 1.0, spread)
             add_verdict(small, not large_matched, DEFAULT_ACCURACY, 1.0, spread)
