@@ -8,6 +8,7 @@ from siselect.runtime.catalog import load_catalog
 from siselect.selection import tournament
 from siselect.selection.judges import NoisyJudge, NoJudge, ReferenceJudge
 from siselect.selection.rules import PAPER, Rules
+from siselect.selection.scoring import PRIOR_WEIGHT
 from siselect.sqltext.transpile import to_tree
 
 QUESTION = "How many superheroes are taller than 200 cm?"
@@ -115,6 +116,7 @@ def test_the_adaptive_schedule_judges_fewer_duels_than_round_robin(executor):
 def test_strategy_paper_keeps_the_papers_rules(executor):
     result = run(executor, [BOUNDARY, RIGHT, ALL], options=Options(strategy="paper"))
     assert {k: result["rules"][k] for k in PAPER} == PAPER
+    assert result["rules"]["prior_weight"] is None  # points have no prior
     assert result["winner"]["index"] == 1
     assert all(d["members"]["a"] == [d["a"]] or len(d["members"]["a"]) == 1
                for d in result["duels"])
@@ -201,6 +203,7 @@ def test_every_verdict_weighs_on_every_unit_each_run_on_its_d_prime(executor):
     candidates = [BOUNDARY, TALLER, RIGHT, ALL]
     wide = run(executor, candidates, rules=Rules(schedule="round-robin", instances=1))
     assert wide["rules"]["scope"] == "all"
+    assert wide["rules"]["prior_weight"] == PRIOR_WEIGHT
     judged = [d for d in wide["duels"] if d.get("judge")]
     assert len(judged) == 6
     records = {m["index"]: m for m in wide["members"]}

@@ -311,6 +311,9 @@ class RulesRecord:
     accuracy_spread: Maybe[list[float] | None] = doc(
         "the accuracies the judge may have, equally likely, when its accuracy is assumed "
         "rather than known (null: known)", absent=True)
+    prior_weight: Maybe[float | None] = doc(
+        "w of the consistency prior: a unit starts at w log |group| (evidence scoring; "
+        "null: points)", absent=True)
 
 
 @dataclass(kw_only=True)

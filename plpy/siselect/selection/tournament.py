@@ -880,7 +880,8 @@ def run_tournament(
                   "schedule": rules.schedule, "instances": rules.instances,
                   "members": rules.members, "scope": rules.scope,
                   "judge_accuracy": t.accuracy, "uncertain_accuracy": rules.uncertain_accuracy,
-                  "accuracy_spread": list(t.spread) if t.spread else None},
+                  "accuracy_spread": list(t.spread) if t.spread else None,
+                  "prior_weight": scoring.PRIOR_WEIGHT if rules.scoring == "evidence" else None},
         "dropped": [{"index": e.index, **e.error} for e in t.entries if e.error],
     }
     if not groups:
