@@ -124,3 +124,20 @@ def test_a_column_keeps_its_character_at_every_scale(tmp_path):
     three = _character(S.build(schema, tmp_path / "three", scale=3, seed=0))
     assert one == three, sorted(k for k in one if one[k] != three[k])
     assert any(n for n, _, _ in one.values()) and any(t for _, _, t in one.values())
+
+
+def test_dates_without_separators_are_written_as_the_queries_compare_them(tmp_path):
+    """debit_card_specializing's yearmonth.Date: BIRD writes '201304', and so do the queries
+    (``Date BETWEEN '201201' AND '201212'``); ISO dates there made those candidates select
+    nothing. A column whose literals are mostly not compact keeps ISO dates."""
+    path = S.build(read_schemas()["debit_card_specializing"], tmp_path, scale=0.5, seed=7)
+    conn = sqlite3.connect(path)
+    months = [d for (d,) in conn.execute("SELECT Date FROM yearmonth")]
+    assert months and all(len(d) == 6 and d.isdigit() and 1 <= int(d[4:]) <= 12 for d in months)
+    in_2012, = conn.execute("SELECT count(*) FROM yearmonth "
+                            "WHERE Date BETWEEN '201201' AND '201212'").fetchone()
+    by_year, = conn.execute("SELECT count(*) FROM yearmonth "
+                            "WHERE SUBSTR(Date, 1, 4) = '2012'").fetchone()
+    assert in_2012 == by_year > 0
+    iso = [d for (d,) in conn.execute("SELECT Date FROM transactions_1k WHERE Date IS NOT NULL")]
+    assert iso and all(d[4] == "-" for d in iso)

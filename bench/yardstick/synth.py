@@ -211,6 +211,9 @@ class Generator:
         if kind in ("date", "datetime"):
             return V.dates(column.name, kind == "datetime", lits, n, rng)
         strings = [v for v in lits.equal + lits.ranges if isinstance(v, str)]
+        width = V.compact_width(strings)
+        if width and (lits.years or any(p in column.name.lower() for p in ("date", "month"))):
+            return V.compact_dates(column.name, lits, n, rng, width)
         date_like = sum(bool(V.DATE_RE.match(s)) for s in strings)
         if strings and date_like * 2 > len(strings) or (
                 lits.years and any(p in column.name.lower() for p in ("date", "time", "birth"))):

@@ -24,6 +24,9 @@ from faker import Faker
 from .harvest import Literals
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+#: A date written without separators, to the month or to the day (BIRD's yearmonth.Date
+#: holds '201304', and its questions' evidence says so: "Between 201201 And 201212").
+COMPACT_DATE_RE = re.compile(r"^(\d{4})(0[1-9]|1[0-2])(\d{2})?$")
 NUMBER_RE = re.compile(r"^-?\d+(\.\d+)?$")
 
 
@@ -219,6 +222,31 @@ def dates(column: str, with_time: bool, lits: Literals, n: int,
     seconds = rng.integers(0, 86400, n)
     return [f"{d.isoformat()} {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
             for d, s in zip(result, seconds, strict=True)]
+
+
+def compact_width(strings: list[str]) -> int | None:
+    """6 or 8 when most of a text column's literals are dates without separators, all of that
+    width (the width the queries compare the column at); else None."""
+    compact = [s for s in strings if COMPACT_DATE_RE.match(s)]
+    widths = {len(s) for s in compact}
+    return widths.pop() if len(compact) * 2 > len(strings) and len(widths) == 1 else None
+
+
+def compact_dates(column: str, lits: Literals, n: int, rng: np.random.Generator,
+                  width: int) -> list[str]:
+    """:func:`dates` written as the literals write them, ``YYYYMM`` or ``YYYYMMDD``: a query
+    that compares the column with '201201' then means on the data what it means on BIRD's,
+    where an ISO date made ``Date BETWEEN '201201' AND '201212'`` select nothing, so the
+    candidates that use it were right on D only by coincidence."""
+    planted = []
+    for value in lits.equal + lits.ranges:
+        found = COMPACT_DATE_RE.match(value) if isinstance(value, str) else None
+        if found and len(value) == width:
+            planted.append(f"{found[1]}-{found[2]}-{found[3] or '01'}")
+    as_iso = Literals(equal=planted, years=lits.years)
+    written = "%Y%m" if width == 6 else "%Y%m%d"
+    return [dt.date.fromisoformat(d).strftime(written)
+            for d in dates(column, False, as_iso, n, rng)]
 
 
 def categorical(column: str, lits: Literals, n: int, rng: np.random.Generator,
