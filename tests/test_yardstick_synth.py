@@ -141,3 +141,34 @@ def test_dates_without_separators_are_written_as_the_queries_compare_them(tmp_pa
     assert in_2012 == by_year > 0
     iso = [d for (d,) in conn.execute("SELECT Date FROM transactions_1k WHERE Date IS NOT NULL")]
     assert iso and all(d[4] == "-" for d in iso)
+
+
+def test_a_text_column_the_queries_cast_to_a_number_holds_numbers(built):
+    """formula_1's results.fastestLapSpeed is text that BIRD's queries read with
+    ``CAST(fastestLapSpeed AS REAL)``: words there made every cast 0, so every row tied."""
+    conn = sqlite3.connect(built["formula_1"])
+    speeds = [s for (s,) in conn.execute(
+        "SELECT fastestLapSpeed FROM results WHERE fastestLapSpeed IS NOT NULL")]
+    assert speeds and all(isinstance(s, str) for s in speeds)
+    assert all(float(s) >= 0 for s in speeds)  # every one a number written as text
+    assert len(set(speeds)) > len(speeds) // 4  # and not one value repeated
+
+
+def test_a_database_built_before_the_generators_revision_is_built_again(tmp_path):
+    """Seeds hold the generator's VERSION, not its REVISION: a revision changes some columns
+    and keeps the rest byte for byte, and data stamped before it is rebuilt, not reused."""
+    from yardstick.run import prepare
+    gold = [t for t in json.loads(GOLD_JSON.read_text())
+            if t["db_id"] == "debit_card_specializing"]
+    candidates = json.loads((CANDIDATES_DIR / "24" / "stage1.json").read_text())
+    first = prepare("debit_card_specializing", tmp_path / "data", tmp_path / "inputs", 0.2, 7,
+                    candidates, gold)
+    assert first["revision"] == S.REVISION
+    path = tmp_path / "data" / "debit_card_specializing" / "debit_card_specializing.sqlite"
+    stamp = path.with_suffix(".json")
+    stamp.write_text(json.dumps({k: v for k, v in json.loads(stamp.read_text()).items()
+                                 if k != "revision"}))
+    path.write_bytes(b"an older build")
+    again = prepare("debit_card_specializing", tmp_path / "data", tmp_path / "inputs", 0.2, 7,
+                    candidates, gold)
+    assert again["sha256"] == first["sha256"] == S.digest(path)

@@ -29,9 +29,10 @@ class Literals:
     ranges: list[str | float] = field(default_factory=list)  # < <= > >= BETWEEN
     like: list[str] = field(default_factory=list)            # LIKE / GLOB patterns
     years: list[int] = field(default_factory=list)           # strftime('%Y', col) = '2012'
+    numeric_casts: int = 0                                    # CAST(col AS REAL), and the like
 
     def empty(self) -> bool:
-        return not (self.equal or self.ranges or self.like or self.years)
+        return not (self.equal or self.ranges or self.like or self.years or self.numeric_casts)
 
 
 Harvest = dict[tuple[str, str], Literals]  # (table, column) as in the schema
@@ -125,6 +126,12 @@ def _add(found: Harvest, keys: list[tuple[str, str]], kind: str, value: str | fl
 
 def _harvest_tree(schema: Schema, tree: exp.Expression, found: Harvest) -> None:
     resolve = _resolver(schema, tree)
+    # A text column the queries read as a number holds numbers written as text (BIRD's
+    # results.fastestLapSpeed, '218.300'), whether or not they compare it with one.
+    for cast in tree.find_all(exp.Cast):
+        if isinstance(cast.this, exp.Column) and cast.to.is_type(*exp.DataType.NUMERIC_TYPES):
+            for key in resolve(cast.this):
+                found[key].numeric_casts += 1
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like,
                               exp.ILike, exp.Glob, exp.Between, exp.In):
         if isinstance(node, exp.Between):

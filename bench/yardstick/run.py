@@ -62,7 +62,7 @@ def prepare(db_id: str, data_dir: Path, inputs_dir: Path, scale: float, seed: in
             candidates: dict[str, list[str]], gold: list[dict]) -> dict:
     """The database (built if missing or made otherwise) and its kept tasks' input files."""
     path = data_dir / db_id / f"{db_id}.sqlite"
-    stamp = {"generator": S.VERSION, "scale": scale, "seed": seed,
+    stamp = {"generator": S.VERSION, "revision": S.REVISION, "scale": scale, "seed": seed,
              "sqlglot": sqlglot.__version__}
     stamp_file = path.with_suffix(".json")
     if not path.is_file() or not stamp_file.is_file() or _json(stamp_file) != stamp:
@@ -125,8 +125,12 @@ def bench(inputs: Path, databases: Path, out: Path, args: argparse.Namespace) ->
                     "--noise-model", NOISE_MODELS]
     if limit:
         options += ["--limit", str(limit)]
+    # The data too: a generator that writes a column otherwise can keep every task and
+    # candidate as they were, and the run kept from before would answer for other data.
+    data = databases / inputs.name / f"{inputs.name}.sqlite"
     stamp = {"options": options, "tasks": S.digest(inputs / "tasks.json"),
              "candidates": S.digest(inputs / "candidates.json"),
+             "data": S.digest(data) if data.is_file() else None,
              "commit": PLPY["commit"] or _git_commit()}
     if (out / "summary.json").is_file() and (out / "yardstick.json").is_file() \
             and _same_run(_json(out / "yardstick.json"), stamp):
@@ -346,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             calibration[label] = run_database("superhero", args, candidates, gold, directory,
                                               f"superhero-{label}")
         summary["calibration"] = calibration
-    summary["run"] = {"generator": S.VERSION, "seed": args.seed, "scale": args.scale,
+    summary["run"] = {"generator": S.VERSION, "revision": S.REVISION, "seed": args.seed,
+                      "scale": args.scale,
                       "noise": args.noise, "noise_seeds": args.noise_seeds,
                       "noise_models": NOISE_MODELS, "limit": limit,
                       "calibration_limit": args.limit if args.calibrate else None,

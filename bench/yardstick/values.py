@@ -293,10 +293,13 @@ def _number_text(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
-def text_numbers(lits: Literals, n: int, rng: np.random.Generator, traits: Traits) -> list:
-    """A text column that holds numbers (compared with numbers in the queries)."""
-    values = numbers("", False, lits, n, rng, traits)
-    integral = all(float(v).is_integer() for v in numeric_lits(lits)[0] + numeric_lits(lits)[1])
+def text_numbers(lits: Literals, n: int, rng: np.random.Generator, traits: Traits,
+                 column: str = "") -> list:
+    """A text column that holds numbers (compared with numbers in the queries, or cast to
+    one): integers where every literal is one, else with decimals, as without literals."""
+    values = numbers(column, False, lits, n, rng, traits)
+    marks = numeric_lits(lits)[0] + numeric_lits(lits)[1]
+    integral = bool(marks) and all(float(v).is_integer() for v in marks)
     return [_number_text(round(v)) if integral else _number_text(v) for v in values]
 
 
