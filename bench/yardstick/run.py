@@ -473,8 +473,8 @@ def _baseline_view(summary: dict) -> dict:
     out: dict[str, Any] = {k: {f: v.get(f) for f in keep} for k, v in summary.items()
                            if k not in ("run", "calibration")}
     out["run"] = {k: summary["run"].get(k) for k in (
-        "generator", "seed", "scale", "noise", "noise_seeds", "limit", "candidates_sha256",
-        "candidates_generator", "gold_sha256", "versions", "commit")}
+        "generator", "revision", "seed", "scale", "noise", "noise_seeds", "limit",
+        "candidates_sha256", "candidates_generator", "gold_sha256", "versions", "commit")}
     out["data_sha256"] = {k: v["data"].get("sha256") for k, v in summary.items()
                           if isinstance(v, dict) and "data" in v}
     if "calibration" in summary:
