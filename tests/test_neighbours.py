@@ -230,3 +230,50 @@ def test_a_witness_with_its_neighbours_meets_the_other_sides(dsn, totals, monkey
     # Event 2's cheapest expense and a dear one: on the witnesses alone its total is 1.
     held = {(event, cost) for _, event, cost in result["instance"]["expense"]["rows"]}
     assert (2, 1) in held and (2, 50) in held, held
+
+
+#: The district with the most inhabitants of a region, its clients counted: inhabitants are
+#: text (BIRD's district.A4), read as numbers by one query and as text by the other.
+AS_NUMBER = ("WITH top AS (SELECT id FROM district WHERE region = 'south' ORDER BY "
+             "CAST(people AS REAL) DESC LIMIT 1) SELECT COUNT(*) FROM client AS c "
+             "JOIN top ON c.district_id = top.id")
+AS_TEXT = ("SELECT COUNT(*) FROM client AS c JOIN (SELECT id FROM district WHERE region = "
+           "'south' ORDER BY people DESC LIMIT 1) AS d ON c.district_id = d.id")
+
+
+@pytest.fixture(scope="module")
+def regions(dsn: str) -> str:
+    # District 1 ('112.5') is first as a number, district 2 ('98.25') first as text and has
+    # no client: the text query counts no row on D, so no witness holds district 2.
+    return readable_schema(
+        dsn, "regions",
+        "CREATE TABLE regions.district (id int PRIMARY KEY, region text, people text)",
+        "CREATE TABLE regions.client (id int PRIMARY KEY, district_id int)",
+        "INSERT INTO regions.district VALUES (1, 'south', '112.5'), (2, 'south', '98.25')",
+        "INSERT INTO regions.district SELECT i, CASE WHEN i % 2 = 0 THEN 'south' ELSE "
+        "'north' END, (10 + i % 80)::text || '.5' FROM generate_series(3, 400) AS i",
+        "INSERT INTO regions.client SELECT i, CASE WHEN i <= 2 THEN 1 ELSE 3 + i % 397 END "
+        "FROM generate_series(1, 1200) AS i",
+        "DELETE FROM regions.client WHERE district_id = 2")
+
+
+def test_a_cut_gives_a_row_the_rows_that_outrank_it(dsn, regions, monkeypatch):
+    monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)  # as on a large D
+    with connect(dsn, regions, statement_timeout_ms=30_000) as conn:
+        assert conn.execute(AS_NUMBER).fetchall() != conn.execute(AS_TEXT).fetchall()
+    result = _separate(dsn, regions, AS_NUMBER, AS_TEXT)
+    assert result["status"] == "separated", result
+    held = {(i, people) for i, _, people in result["instance"]["district"]["rows"]}
+    assert (1, "112.5") in held and any(p > "112.5" for _, p in held), held
+
+
+def test_links_read_a_cuts_filter_and_order(executor):
+    found = _links(executor, "SELECT id FROM superhero WHERE publisher_id = 4 AND "
+                             "height_cm > 100 ORDER BY weight_kg DESC LIMIT 1")
+    assert neighbours.Link("superhero", ("publisher_id",), "superhero", ("publisher_id",),
+                           '"t"."weight_kg" DESC') in found
+    # A grouped cut ranks groups; a cut without a filter ranks the whole table.
+    for sql in ("SELECT publisher_id FROM superhero WHERE gender_id = 1 GROUP BY "
+                "publisher_id ORDER BY COUNT(*) DESC LIMIT 1",
+                "SELECT id FROM superhero ORDER BY weight_kg DESC LIMIT 1"):
+        assert [link for link in _links(executor, sql) if link.table == link.target] == [], sql

@@ -16,6 +16,11 @@ rows, along a *link* the queries compare:
 
 - a window's partition: the rows of the same table with the same partition keys, the first
   ones in the window's own order (those that outrank the row);
+- a cut (``ORDER BY ... LIMIT``) over one table filtered by equalities with constants: the
+  rows of that table holding the row's values there, the first ones in the cut's own order
+  (those that take the row's place: a district without clients that outranks the one whose
+  clients a candidate counts, so that the other candidate counts none; yardstick financial
+  115 at scale 10);
 - an equality between columns of two tables (a join's ``ON``, a ``WHERE``, a correlated
   subquery's condition), an ``IN``/``NOT IN`` subquery's column and the column it lists, and
   the columns a set operation (``EXCEPT``, ``INTERSECT``) lines up: the rows of the other
@@ -64,6 +69,7 @@ def links(trees: Sequence[exp.Query], catalog: Catalog) -> list[Link]:
     for tree in trees:
         named = table_aliases(tree, catalog)
         found += _partitions(tree, named, catalog)
+        found += _cuts(tree, named, catalog)
         found += [Link(a, (x,), b, (y,))
                   for a, x, b, y in sorted(joined_columns(tree, catalog, named))]
         for left, right in _listed(tree):
@@ -100,8 +106,49 @@ def _partitions(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> lis
             alias, table, _ = owners[0]
             names = tuple(o[2] for o in owners)
             found.append(Link(table, names, table, names,
-                              _order(window, alias, table, catalog)))
+                              _order(window.args.get("order"), alias, table, catalog)))
     return found
+
+
+def _cuts(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> list[Link]:
+    """A link per cut that reads one table in its own FROM, keyed by the columns its WHERE
+    sets equal to a constant (a cut without such a filter ranks a whole table: no key)."""
+    found = []
+    for select in tree.find_all(exp.Select):
+        if select.args.get("limit") is None or select.args.get("order") is None \
+                or select.args.get("group") is not None:
+            continue  # (a grouped cut ranks groups, not the table's rows)
+        direct = _direct(select)
+        scope = {a: t for a, t in named.items() if a in direct}
+        if len(scope) != 1 or len(direct) != 1:
+            continue
+        alias, table = next(iter(scope.items()))
+        keys = _constant_keys(select, scope, catalog)
+        if keys:
+            found.append(Link(table, keys, table, keys,
+                              _order(select.args["order"], alias, table, catalog)))
+    return found
+
+
+def _constant_keys(select: exp.Select, scope: dict[str, str], catalog: Catalog
+                   ) -> tuple[str, ...]:
+    """The columns (of the one table of ``scope``) that ``select``'s WHERE, a conjunction,
+    sets equal to a literal."""
+    where = select.args.get("where")
+    if where is None:
+        return ()
+    condition = where.this.unnest()
+    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    keys = []
+    for conjunct in conjuncts:
+        if not isinstance(conjunct, exp.EQ):
+            continue
+        for side, other in ((conjunct.left, conjunct.right), (conjunct.right, conjunct.left)):
+            owner = _owner(side, scope, catalog)
+            if owner is not None and isinstance(other, exp.Literal):
+                keys.append(owner[2])
+                break
+    return tuple(dict.fromkeys(keys))
 
 
 def _listed(tree: exp.Query) -> Iterator[tuple[exp.Expr, exp.Expr]]:
@@ -126,11 +173,11 @@ def _owner(key: exp.Expr, named: dict[str, str], catalog: Catalog
     return column_owner(key, named, catalog) if isinstance(key, exp.Column) else None
 
 
-def _order(window: exp.Window, alias: str, table: str, catalog: Catalog) -> str:
-    """The window's ORDER BY on :data:`_ALIAS`, when it reads only readable columns of
-    ``alias`` (and no query); else empty."""
-    order = window.args.get("order")
-    if not isinstance(order, exp.Order) or any(isinstance(n, exp.Query) for n in order.walk()):
+def _order(order: exp.Expr | None, alias: str, table: str, catalog: Catalog) -> str:
+    """A window's or a cut's ORDER BY on :data:`_ALIAS`, when it reads only readable
+    columns of ``alias`` (and no query); else empty."""
+    if not isinstance(order, exp.Order) or any(isinstance(n, exp.Query | exp.AggFunc)
+                                               for n in order.walk()):
         return ""
     order = order.copy()
     for column in list(order.find_all(exp.Column)):
