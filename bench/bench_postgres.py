@@ -63,7 +63,8 @@ def main() -> int:
     sqlite_candidates, pg_tasks, pg_candidates = postgres_files(dsn, args.k, out)
     summaries = {}
     for dialect in ("sqlite", "postgres"):
-        settings = Settings(options=Options(dialect=dialect))
+        # With the referenced rows, as `siselect bench` runs by default (tournament.py).
+        settings = Settings(options=Options(dialect=dialect, with_references=True))
         if dialect == "sqlite":
             run = BenchRun(TASKS, sqlite_candidates, DATA / "bird" / "dev_databases",
                            out / dialect, dsn, settings, workers=args.workers, force=True)
