@@ -14,14 +14,12 @@ from pathlib import Path
 
 import psycopg
 
-from common import DATA, SUPERHERO, TASKS, parser
+from common import DATA, SUPERHERO, TASKS, bench_settings, parser
 from siselect.client.bench.postgres_source import PostgresSource
 from siselect.client.bench.run import BenchRun, run_bench
-from siselect.client.bench.task import Settings
 from siselect.client.loader import load
 from siselect.client.options import info, resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
-from siselect.instances.separate import Options
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_postgres
 
@@ -63,12 +61,12 @@ def main() -> int:
     sqlite_candidates, pg_tasks, pg_candidates = postgres_files(dsn, args.k, out)
     summaries = {}
     for dialect in ("sqlite", "postgres"):
-        # With the referenced rows, as `siselect bench` runs by default (tournament.py).
-        settings = Settings(options=Options(dialect=dialect, with_references=True))
         if dialect == "sqlite":
+            settings = bench_settings(TASKS, sqlite_candidates, "--dialect", dialect)
             run = BenchRun(TASKS, sqlite_candidates, DATA / "bird" / "dev_databases",
                            out / dialect, dsn, settings, workers=args.workers, force=True)
         else:
+            settings = bench_settings(pg_tasks, pg_candidates, "--dialect", dialect)
             run = BenchRun(pg_tasks, pg_candidates, None, out / dialect, dsn,  # type: ignore[arg-type]
                            settings, workers=args.workers, force=True, source=PostgresSource())
         summaries[dialect] = run_bench(run, info)

@@ -7,6 +7,8 @@ from pathlib import Path
 import psycopg
 
 from siselect.client.bench.metrics import spread
+from siselect.client.bench.run import add_parser, settings_from
+from siselect.client.bench.task import Settings
 from siselect.client.loader import load
 from siselect.client.options import resolve_dsn
 from siselect.client.pgexec import PsycopgExecutor, connect
@@ -42,6 +44,17 @@ def superhero_tasks(k: int) -> list[dict]:
         (DATA / "siselection" / "candidates" / str(k) / "stage1.json").read_text()
     )
     return [dict(tasks[int(q)], candidates=c) for q, c in candidates.items() if int(q) in tasks]
+
+
+def bench_settings(tasks: Path, candidates: Path, *more: str) -> Settings:
+    """The settings ``siselect bench --tasks TASKS --candidates CANDIDATES MORE...`` runs
+    with, its defaults included: built from ``Options``' own defaults instead, instances lost
+    the rows their rows reference (bench/tournament.py: 48 of 52 on superhero K=24, where
+    the command scores 51)."""
+    command = argparse.ArgumentParser()
+    add_parser(command.add_subparsers())
+    return settings_from(command.parse_args(
+        ["bench", "--tasks", str(tasks), "--candidates", str(candidates), *more]))
 
 
 def summary(values: list[float]) -> dict[str, float]:

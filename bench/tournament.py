@@ -1,23 +1,20 @@
 """Tournaments with the reference judge (the gold query) on the superhero tasks: accuracy
 of the tournament, of the consistency baseline and the upper bound, coverage, instance
-sizes and time per pair. A thin call into the harness behind ``siselect bench``, with its
-settings as ``siselect bench --judge reference`` makes them (instances with the rows their
-rows reference, as there: built from Options' own defaults, without them, it scored 48 of
-52 where the command scores 51); results, reports and summary.json go to
-bench/out/tournament-k<K>/.
+sizes and time per pair. A thin call into the harness behind ``siselect bench``, with the
+settings ``siselect bench --judge reference`` runs with (:func:`common.bench_settings`);
+results, reports and summary.json go to bench/out/tournament-k<K>/.
 
     python bench/tournament.py [--k 24] [--workers 1] [--judge-noise P] [--dsn DSN]
 """
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from common import DATA, TASKS, parser  # noqa: E402
-from siselect.client.bench.run import BenchRun, add_parser, run_bench, settings_from  # noqa: E402
+from common import DATA, TASKS, bench_settings, parser  # noqa: E402
+from siselect.client.bench.run import BenchRun, run_bench  # noqa: E402
 from siselect.client.bench.summary import summary_table  # noqa: E402
 from siselect.client.options import info, resolve_dsn  # noqa: E402
 
@@ -31,11 +28,8 @@ def main() -> None:
     out = Path(__file__).resolve().parent / "out" / f"tournament-k{args.k}"
     candidates = DATA / "siselection" / "candidates" / str(args.k) / "stage1.json"
     databases = DATA / "bird" / "dev_databases"
-    command = argparse.ArgumentParser()
-    add_parser(command.add_subparsers())
-    settings = settings_from(command.parse_args([
-        "bench", "--tasks", str(TASKS), "--candidates", str(candidates), "--databases",
-        str(databases), "--judge", "reference", "--judge-noise", str(args.judge_noise)]))
+    settings = bench_settings(TASKS, candidates, "--databases", str(databases), "--judge",
+                              "reference", "--judge-noise", str(args.judge_noise))
     run = BenchRun(TASKS, candidates, databases, out, lambda: resolve_dsn(args), settings,
                    workers=args.workers, force=True, label=str(args.k))
     print(summary_table(run_bench(run, info)))

@@ -42,7 +42,7 @@ from siselect.runtime import privileges, rowids
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
-from siselect.witnesses.lineage.analysis import from_items
+from siselect.witnesses.lineage.analysis import conjuncts, from_items
 from siselect.witnesses.lineage.windows import own_windows, partition_keys
 
 #: The alias of the linked table, in the order rendered from a window.
@@ -87,17 +87,17 @@ def _readable(link: Link, catalog: Catalog) -> bool:
                                                (link.target, link.target_keys)))
 
 
-def _direct(select: exp.Select | None) -> set[str]:
-    """The aliases (or names) of the tables ``select`` reads in its own FROM."""
-    return set() if select is None else {
-        item.alias_or_name for item in from_items(select) if isinstance(item, exp.Table)}
+def _own_tables(select: exp.Select, named: dict[str, str]) -> tuple[set[str], dict[str, str]]:
+    """The aliases (or names) of the tables ``select`` reads in its own FROM, and those of
+    them ``named`` knows, with their tables."""
+    direct = {item.alias_or_name for item in from_items(select) if isinstance(item, exp.Table)}
+    return direct, {a: t for a, t in named.items() if a in direct}
 
 
 def _partitions(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> list[Link]:
     found = []
     for select in tree.find_all(exp.Select):
-        direct = _direct(select)
-        scope = {a: t for a, t in named.items() if a in direct}
+        _, scope = _own_tables(select, named)
         for window in own_windows(select):
             keys = partition_keys(window, select)
             owners = [owner for key in keys if (owner := _owner(key, scope, catalog))]
@@ -118,8 +118,7 @@ def _cuts(tree: exp.Query, named: dict[str, str], catalog: Catalog) -> list[Link
         if select.args.get("limit") is None or select.args.get("order") is None \
                 or select.args.get("group") is not None:
             continue  # (a grouped cut ranks groups, not the table's rows)
-        direct = _direct(select)
-        scope = {a: t for a, t in named.items() if a in direct}
+        direct, scope = _own_tables(select, named)
         if len(scope) != 1 or len(direct) != 1:
             continue
         alias, table = next(iter(scope.items()))
@@ -134,13 +133,8 @@ def _constant_keys(select: exp.Select, scope: dict[str, str], catalog: Catalog
                    ) -> tuple[str, ...]:
     """The columns (of the one table of ``scope``) that ``select``'s WHERE, a conjunction,
     sets equal to a literal."""
-    where = select.args.get("where")
-    if where is None:
-        return ()
-    condition = where.this.unnest()
-    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
     keys = []
-    for conjunct in conjuncts:
+    for conjunct in conjuncts(select.args.get("where")):
         if not isinstance(conjunct, exp.EQ):
             continue
         for side, other in ((conjunct.left, conjunct.right), (conjunct.right, conjunct.left)):

@@ -76,6 +76,19 @@ def clause_roots(select: exp.Select) -> Iterator[tuple[str, exp.Expr]]:
             yield "join_on", join.args["on"]
 
 
+def conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
+    """The terms of a conjunction (a WHERE, an ON), parentheses and nested ANDs opened."""
+    if node is None:
+        return []
+    if isinstance(node, exp.Where):
+        node = node.this
+    if isinstance(node, exp.Paren):
+        return conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
 def from_items(select: exp.Expr) -> list[exp.Expr]:
     """The FROM items of a SELECT in order, looking inside parenthesized joins."""
     items: list[exp.Expr] = []

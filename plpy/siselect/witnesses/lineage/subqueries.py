@@ -27,6 +27,7 @@ from siselect.witnesses.lineage.analysis import (
     ROW_CLAUSES,
     Source,
     clause_roots,
+    conjuncts,
     has_window,
     is_aggregate_call,
     is_aggregated,
@@ -180,18 +181,6 @@ def _list_apart(query: exp.Query, env: Env) -> bool:
     return True
 
 
-def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
-    if node is None:
-        return []
-    if isinstance(node, exp.Where):
-        node = node.this
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    return [node]
-
-
 def _ids_within(node: exp.Expr) -> set[int]:
     return {id(n) for n in node.walk()}
 
@@ -206,13 +195,13 @@ def _reading_body(subquery: exp.Query, env: Env) -> tuple[exp.Select, list[exp.E
     refs = {id(r) for r in outer_references(query, env.ctx.catalog, env)}
     kept: list[exp.Expr] = []
     dropped: list[exp.Expr] = []
-    for conjunct in _conjuncts(query.args.get("where")):
+    for conjunct in conjuncts(query.args.get("where")):
         (dropped if _ids_within(conjunct) & refs else kept).append(conjunct)
     for join in query.args.get("joins") or []:
         on = join.args.get("on")
         if on is not None and _ids_within(on) & refs:
-            ons = [c for c in _conjuncts(on) if not _ids_within(c) & refs]
-            dropped.extend(c for c in _conjuncts(on) if _ids_within(c) & refs)
+            ons = [c for c in conjuncts(on) if not _ids_within(c) & refs]
+            dropped.extend(c for c in conjuncts(on) if _ids_within(c) & refs)
             join.set("on", exp.and_(*ons) if ons else exp.true())
     body = exp.Select(expressions=[exp.Literal.number(1)])
     for key in ("from_", "joins", "with_"):
@@ -371,7 +360,7 @@ def _correlated(use: Use, sources: list[Source], env: Env,
     outer_keys: list[exp.Expr] = []
     rest = []
     covered: set[int] = set()
-    for conjunct in _conjuncts(query.args.get("where")):
+    for conjunct in conjuncts(query.args.get("where")):
         inside = _ids_within(conjunct) & refs
         if not inside:
             rest.append(conjunct)
