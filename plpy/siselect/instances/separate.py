@@ -55,7 +55,7 @@ from siselect.instances.ties import (
 )
 from siselect.instances.unknowns import null_rows, tested_columns, unknown_rows
 from siselect.instances.witness_cache import witness_rows
-from siselect.runtime import deadline
+from siselect.runtime import deadline, named_schemas
 from siselect.runtime.answers import normal_answer
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, QueryFailed, SiselectError
@@ -114,12 +114,17 @@ def answer_json(rows: Rows) -> dict[str, Any]:
     return {"columns": rows.columns, "rows": [list(r) for r in rows.rows]}
 
 
-def parse_pair(q1: str, q2: str, dialect: str, catalog: Catalog) -> tuple[exp.Query, exp.Query]:
-    """Both trees, or an error that names the query at fault."""
+def parse_pair(q1: str, q2: str, dialect: str, catalog: Catalog,
+               executor: Executor | None = None) -> tuple[exp.Query, exp.Query]:
+    """Both trees, or an error that names the query at fault. With ``executor``, the
+    catalog also holds the schemas they name (:mod:`siselect.runtime.named_schemas`)."""
     trees = []
     for label, sql in (("q1", q1), ("q2", q2)):
         try:
             trees.append(to_tree(sql, dialect, catalog))
+            if executor is not None:
+                named_schemas.widen(executor, catalog, trees[-1:])
+                named_schemas.check_named(executor, catalog, trees[-1])
         except SiselectError as exc:
             raise type(exc)(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
     return trees[0], trees[1]
@@ -150,7 +155,7 @@ def separate(
     options = (options or Options()).check()
     started = time.perf_counter()
     catalog = catalog or load_catalog(executor)
-    pair = Pair(executor, catalog, parse_pair(q1, q2, options.dialect, catalog))
+    pair = Pair(executor, catalog, parse_pair(q1, q2, options.dialect, catalog, executor))
     a1, a2 = run_on_d(pair)
     pair.timer.add("execution", started)
     return separate_pair(pair, a1, a2, options, started)

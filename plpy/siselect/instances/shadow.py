@@ -22,6 +22,7 @@ from siselect.runtime.bounded import keep
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
+from siselect.runtime.named_schemas import schema_named
 from siselect.runtime.privileges import readable_columns, whole
 from siselect.witnesses.lineage.analysis import from_items
 
@@ -62,7 +63,7 @@ def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table
     for table in tree.find_all(exp.Table):
         if table.name in ctes and not table.db:
             continue
-        found = catalog.table(table.name)
+        found = catalog.relation(table.name, schema_named(table))
         if found is not None:
             yield table, found.name
 
@@ -91,7 +92,7 @@ def _table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
     tables = set(base_tables(tree, catalog))
     named: dict[str, set[str]] = {}
     for table in tree.find_all(exp.Table):
-        found = catalog.table(table.name)
+        found = catalog.relation(table.name, schema_named(table))
         if found is not None and found.name in tables:
             named.setdefault(table.alias_or_name, set()).add(found.name)
     return {alias: names.pop() for alias, names in named.items() if len(names) == 1}

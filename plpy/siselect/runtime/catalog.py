@@ -1,13 +1,15 @@
 """What the core needs to know about the database: tables, columns, types, keys, comments.
 
 Read once per call from PostgreSQL's catalogs, for the tables visible on the caller's
-search_path (the loaded database's schema), through the executor's internal queries.
+search_path (the loaded database's schema) and those of the schemas the queries name
+(:mod:`siselect.runtime.named_schemas`), through the executor's internal queries.
 Every relation also gets the rule by which siselect identifies its rows (``identity``,
 see :mod:`siselect.runtime.rowids` and docs/instances.md, "Row identity").
 """
 
 import bisect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from siselect.runtime import relations
@@ -80,6 +82,8 @@ class Table:
 @dataclass
 class Catalog:
     tables: dict[str, Table] = field(default_factory=dict)
+    # the schemas read, in the order in which a name in an earlier one hides later ones
+    schemas: list[str] = field(default_factory=list)
     # {table: columns, ctid included, the caller may not read}; None until
     # siselect.runtime.privileges looks them up
     denied: dict[str, frozenset[str]] | None = None
@@ -93,6 +97,13 @@ class Catalog:
         lowered = name.lower()
         return next((t for n, t in self.tables.items() if n.lower() == lowered), None)
 
+    def relation(self, name: str, schema: str | None) -> Table | None:
+        """The relation a query's reference names: :meth:`table`, and when the reference
+        names a schema, only the relation of that name in that schema (never another
+        schema's relation of the same name, which PostgreSQL would not read)."""
+        found = self.table(name)
+        return found if found is None or schema is None or found.schema == schema else None
+
     def _numbering(self) -> tuple[list[int], list[str]]:
         """Each relation's first table number, and its name, in name order (kept until a
         relation is added: group_rows asks once per row id)."""
@@ -103,6 +114,10 @@ class Catalog:
                 start += self.tables[name].span
             self._numbers = (starts, names)
         return self._numbers
+
+    def forget_numbers(self) -> None:
+        """Number the relations afresh at the next ask (the set of relations changed)."""
+        self._numbers = None
 
     def number(self, name: str) -> int:
         """A stable small number for a table (1-based, by sorted name), used in witness ids.
@@ -145,11 +160,11 @@ ORDER BY rank, c.relname, a.attnum
 
 _KEYS_SQL = """
 -- Every output column named apart: the server's executor returns rows as dicts.
-SELECT c.relname AS table_name, k.contype::text AS kind,
+SELECT n.nspname AS schema_name, c.relname AS table_name, k.contype::text AS kind,
        ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
              JOIN pg_catalog.pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n
              ORDER BY u.i) AS columns,
-       r.relname AS ref_table,
+       r.relname AS ref_table, rn.nspname AS ref_schema,
        ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
              JOIN pg_catalog.pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n
              ORDER BY u.i) AS ref_columns
@@ -157,15 +172,18 @@ FROM pg_catalog.pg_constraint k
 JOIN pg_catalog.pg_class c ON c.oid = k.conrelid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_catalog.pg_class r ON r.oid = k.confrelid
-WHERE k.contype IN ('p', 'f') AND n.nspname = ($1::text[])[1]
+LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = r.relnamespace
+WHERE k.contype IN ('p', 'f') AND n.nspname = ANY ($1::text[])
 ORDER BY c.relname, k.conname
 """
 
 
-def load_catalog(executor: Executor) -> Catalog:
-    """The tables on the search_path; a name in an earlier schema hides later ones."""
-    catalog = Catalog()
-    columns = executor.run_internal(_TABLES_SQL, [executor.schemas])
+def load_catalog(executor: Executor, also: Sequence[str] = ()) -> Catalog:
+    """The tables on the search_path, then those of the schemas ``also`` names; a name in
+    an earlier schema hides later ones."""
+    schemas = [*executor.schemas, *(s for s in dict.fromkeys(also) if s not in executor.schemas)]
+    catalog = Catalog(schemas=schemas)
+    columns = executor.run_internal(_TABLES_SQL, [schemas])
     for schema, rel, col, typ, comment, _num, _rank in columns:
         table = catalog.tables.get(rel)
         if table is None:
@@ -175,13 +193,14 @@ def load_catalog(executor: Executor) -> Catalog:
         table.columns.append(Column(col, typ, comment))
     _declared_affinities(executor, catalog)
     _identify(executor, catalog)
-    for rel, kind, cols, ref, ref_cols in executor.run_internal(_KEYS_SQL, [executor.schemas]):
+    for schema, rel, kind, cols, ref, ref_schema, ref_cols in executor.run_internal(
+            _KEYS_SQL, [schemas]):
         table = catalog.tables.get(rel)
-        if table is None:
-            continue
+        if table is None or table.schema != schema:
+            continue  # a relation another schema's of the same name hides
         if kind == "p":
             table.primary_key = list(cols)
-        elif ref is not None:
+        elif ref is not None and catalog.relation(ref, ref_schema) is not None:
             table.foreign_keys.append(ForeignKey(list(cols), ref, list(ref_cols)))
     return catalog
 

@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog, Table
+from siselect.runtime.named_schemas import schema_named
 
 MAX_DEPTH = 32  # views over views; PostgreSQL has no cycles, this only bounds a bad catalog
 
@@ -32,10 +33,8 @@ def inline_view(table: exp.Table, catalog: Catalog) -> Table | None:
     """The catalog's view of ``inline`` identity that ``table`` names, if it names one."""
     if not isinstance(table.this, exp.Identifier):
         return None
-    found = catalog.table(table.name)
+    found = catalog.relation(table.name, schema_named(table))
     if found is None or found.identity != "inline" or found.definition is None:
-        return None
-    if table.db and table.db != found.schema:
         return None
     return found
 

@@ -26,7 +26,7 @@ from siselect.instances.pair import Failed, OnRows, Pair, failure, group_rows, r
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shrink import smaller_instances
 from siselect.instances.witness_cache import WitnessCache
-from siselect.runtime import privileges
+from siselect.runtime import named_schemas, privileges
 from siselect.runtime.answers import (
     JUDGE_TOLERANCE,
     Tolerance,
@@ -130,12 +130,15 @@ class Tournament:
 def prepare(
     executor: Executor, catalog: Catalog, candidates: list[str], dialect: str
 ) -> list[Entry]:
-    """Parse and run each candidate on D; a failing one drops out with its reason."""
+    """Parse and run each candidate on D; a failing one drops out with its reason. The
+    catalog then also holds the schemas the candidates name (in place)."""
     entries = []
     for index, sql in enumerate(candidates):
         entry = Entry(index, sql)
         try:
             entry.tree = to_tree(sql, dialect, catalog)
+            named_schemas.widen(executor, catalog, [entry.tree])
+            named_schemas.check_named(executor, catalog, entry.tree)
             entry.answer = run_capped(executor, entry.tree)
         except Cancelled:
             raise
@@ -859,6 +862,9 @@ def run_tournament(
     rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
+    if ref_tree is not None:
+        named_schemas.widen(executor, catalog, [ref_tree])
+        named_schemas.check_named(executor, catalog, ref_tree)
     accuracy = _accuracy(judge, rules)
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),

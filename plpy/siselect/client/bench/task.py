@@ -29,6 +29,7 @@ from siselect.client.bench.noise import NoisePlan, replay
 from siselect.client.bench.record import BenchRecord
 from siselect.instances.pair import run_capped
 from siselect.instances.separate import Options
+from siselect.runtime import named_schemas
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
@@ -235,6 +236,8 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
                               "difficulty": task.difficulty, "candidates": len(task.candidates)}
     try:
         gold = to_tree(task.sql, settings.options.dialect, catalog)
+        named_schemas.widen(executor, catalog, [gold])
+        named_schemas.check_named(executor, catalog, gold)
         gold_rows = run_capped(executor, gold).rows
     except SiselectError as exc:
         record.update(status="gold_failed", gold_error=_error(exc), timings=clock.done())

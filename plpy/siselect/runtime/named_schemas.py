@@ -1,0 +1,83 @@
+"""Relations a query names with their schema, outside the caller's search_path.
+
+The catalog is read for the search_path (:func:`.catalog.load_catalog`), and siselect knows
+a relation by its name. PostgreSQL SQL often names the schema, ``sales.orders``, whether or
+not ``sales`` is on the search_path. :func:`widen` reads the schemas the queries name as
+well, after the search_path's (a name in an earlier schema still hides later ones), and
+:func:`check_named` refuses a query whose schema-named relation another relation of the
+same name hides: on D' siselect would read the other one.
+"""
+
+from collections.abc import Iterable
+
+from sqlglot import exp
+
+from siselect.runtime.catalog import Catalog, load_catalog
+from siselect.runtime.errors import SiselectError
+from siselect.runtime.executor import Executor, quote_ident
+
+FEATURE_NOT_SUPPORTED = "0A000"
+#: PostgreSQL's own schemas: their relations are no data to separate on (and pg_catalog
+#: alone holds hundreds).
+SYSTEM = frozenset({"pg_catalog", "information_schema", "pg_toast"})
+
+
+def schema_named(table: exp.Table) -> str | None:
+    """The schema a relation reference names, as PostgreSQL reads it (an unquoted name
+    folded to lower case), or None when it names none."""
+    ident = table.args.get("db")
+    if not isinstance(ident, exp.Identifier) or not ident.name:
+        return None
+    return ident.name if ident.quoted else ident.name.lower()
+
+
+def _named(trees: Iterable[exp.Expr]) -> list[tuple[str, str, exp.Table]]:
+    """``(schema, relation, reference)`` of every schema-named relation the trees read."""
+    found = []
+    for tree in trees:
+        for table in tree.find_all(exp.Table):
+            schema = schema_named(table)
+            if schema is not None and isinstance(table.this, exp.Identifier):
+                name = table.name if table.this.quoted else table.name.lower()
+                found.append((schema, name, table))
+    return found
+
+
+def widen(executor: Executor, catalog: Catalog, trees: Iterable[exp.Expr | None]) -> None:
+    """Add to ``catalog`` the schemas ``trees`` name that it does not hold yet. In place,
+    for every holder of the catalog, and before any witness is numbered: a relation added
+    renumbers the others."""
+    missing = [schema for schema, _, _ in _named(t for t in trees if t is not None)
+               if schema not in catalog.schemas and schema not in SYSTEM]
+    if not missing:
+        return
+    known = catalog.schemas or executor.schemas
+    wider = load_catalog(executor, [*known[len(executor.schemas):], *missing])
+    catalog.tables, catalog.schemas, catalog.denied = wider.tables, wider.schemas, None
+    catalog.forget_numbers()
+
+
+def check_named(executor: Executor, catalog: Catalog, tree: exp.Expr) -> None:
+    """Refuse (SQLSTATE 0A000) a query that names a relation with its schema where another
+    relation of the same name comes first on the search_path: siselect would read that one
+    on D'. Call after :func:`widen`."""
+    for schema, name, table in _named([tree]):
+        found = catalog.table(name)
+        if found is not None and found.schema != schema and found.name == name and \
+                _exists(executor, schema, name):
+            raise SiselectError(
+                f"{table.sql(dialect='postgres')} is named like "
+                f"{quote_ident(found.schema)}.{quote_ident(found.name)}, which comes first: "
+                "siselect tells relations apart by their names (read it through a view of "
+                "another name, or put its schema first on the search_path)",
+                FEATURE_NOT_SUPPORTED)
+
+
+_EXISTS_SQL = """
+SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2
+"""
+
+
+def _exists(executor: Executor, schema: str, name: str) -> bool:
+    return bool(executor.run_internal(_EXISTS_SQL, [schema, name]))
