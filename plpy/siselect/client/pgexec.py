@@ -1,6 +1,7 @@
 """Executor over a psycopg 3 connection: each query in its own read-only transaction."""
 
 import psycopg
+from psycopg.types.string import TextLoader
 
 from siselect.runtime import answer_size
 from siselect.runtime.errors import InvalidInput, QueryFailed
@@ -25,6 +26,22 @@ def connect(dsn: str, schema: str | None = None, statement_timeout_ms: int | Non
     if statement_timeout_ms:
         conn.execute(f"SET statement_timeout = {int(statement_timeout_ms)}")
     return conn
+
+
+#: Types PL/Python hands over as PostgreSQL's own text, and psycopg as Python objects whose
+#: text differs (a jsonb object as a dict printed with single quotes, an interval as a
+#: timedelta, '+00:00' for '+00', .500000 for .5) or that it cannot hold at all (an
+#: infinite or year-10000 timestamp raises): loaded as text, values are the same whichever
+#: executor fetched them (siselect.runtime.values), and the judge reads PostgreSQL's spelling.
+AS_TEXT = ("date", "time", "timetz", "timestamp", "timestamptz", "interval", "json", "jsonb",
+           "uuid", "inet", "cidr", *(f"{kind}{form}" for kind in ("int4", "int8", "num", "date",
+                                                                 "ts", "tstz")
+                                      for form in ("range", "multirange")))
+
+
+def _as_text(cursor) -> None:
+    for name in AS_TEXT:
+        cursor.adapters.register_loader(name, TextLoader)
 
 
 _SCHEMAS = (
@@ -64,6 +81,7 @@ class PsycopgExecutor(CheckedExecutor):
             # change session settings and a few catalogs; the rollback undoes that.
             # Internal queries bind values as $1, $2 (as the server-side executor does).
             cursor = psycopg.RawCursor(self.conn) if internal or raw else self.conn.cursor()
+            _as_text(cursor)
             with self.conn.transaction(force_rollback=True), cursor as cur:
                 cur.execute("SET TRANSACTION READ ONLY")
                 if internal:
