@@ -16,10 +16,11 @@ from sqlglot import exp
 
 from conftest import FIXTURES, CountingExecutor
 from siselect.instances import search, shadow
+from siselect.instances.separate import Options, separate
 from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
-from siselect.witnesses.lineage import UnsupportedLineage, witness_query
+from siselect.witnesses.lineage import witness_query
 
 
 @dataclass
@@ -149,11 +150,30 @@ def test_top_group_witnesses_are_its_rows(executor, catalog):
     assert sorted(ids) == sorted(expected)
 
 
-def test_recursive_cte_is_refused(catalog):
-    tree = to_tree("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
-                   "SELECT n FROM r", "postgres", catalog)
-    with pytest.raises(UnsupportedLineage, match="recursive"):
-        witness_query(tree, catalog)
+def test_recursive_cte_has_every_row_read(executor, catalog):
+    # The rewriting cannot follow a recursive CTE: every row of the relations the query
+    # reads is a witness of its own, and the notes say the witnesses are over-approximated.
+    tree = to_tree("WITH RECURSIVE r(n, c) AS (SELECT 1, colour FROM colour WHERE id = 1 "
+                   "UNION ALL SELECT n + 1, c FROM r WHERE n < 3) SELECT n, c FROM r",
+                   "postgres", catalog)
+    lineage = witness_query(tree, catalog)
+    assert not lineage.exact and "recursive" in lineage.notes[0]
+    found = witnesses(executor, lineage.sql)
+    assert all(len(w) == 1 for w in found)
+    assert {catalog.by_number(rowids.decode(w[0])[0]).name for w in found} == {"colour"}
+    assert len(found) == executor.run("SELECT count(*) FROM colour").rows[0][0]
+
+
+def test_recursive_cte_is_separated(executor):
+    # Every row read as a witness leads the search as any other pool: the pair is
+    # separated (it was a failed separation: "lineage: unsupported construct").
+    recursive = ("WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up "
+                 "WHERE n < 180) SELECT count(*) FROM superhero JOIN up ON up.n = "
+                 "superhero.height_cm")
+    plain = "SELECT count(*) FROM superhero WHERE height_cm > 0"
+    result = separate(executor, recursive, plain, Options(dialect="postgres"))
+    assert result["status"] == "separated", result.get("reason")
+    assert result["answers"]["q1"] != result["answers"]["q2"]
 
 
 def test_query_without_tables_has_the_empty_witness(executor, catalog):

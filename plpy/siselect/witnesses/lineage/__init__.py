@@ -20,6 +20,7 @@ other subqueries (the rows they read are listed as witnesses of their own), EXCE
 side likewise), INTERSECT, OFFSET (the skipped rows are kept), window functions (the row
 with each row of its partition, see :mod:`.windows`), two or more aggregated FROM items in
 one block (their witnesses listed apart rather than multiplied, see :mod:`.crossed`).
+Anything else (a recursive CTE): every row of the relations read (see :mod:`.every_row`).
 
 Every kind of relation has witnesses: rows are identified as docs/instances.md ("Row
 identity") says, views read through their definition are expanded first.
@@ -35,6 +36,7 @@ from siselect.runtime.executor import Executor
 from siselect.witnesses.interface import Lineage
 from siselect.witnesses.lineage.analysis import repeats_rows
 from siselect.witnesses.lineage.context import Context, Env, UnsupportedLineage
+from siselect.witnesses.lineage.every_row import every_row
 from siselect.witnesses.lineage.query import rewrite_query
 from siselect.witnesses.lineage.rows import witness_forms
 
@@ -42,9 +44,17 @@ from siselect.witnesses.lineage.rows import witness_forms
 def witness_query(tree: exp.Query, catalog: Catalog) -> Lineage:
     """The witnesses of ``tree``'s answer on the database ``catalog`` describes.
 
-    Raises :class:`UnsupportedLineage` for queries it cannot rewrite (recursive CTEs, ...).
+    A query it cannot rewrite (a recursive CTE, ...) gets every row of the relations it
+    reads as its witnesses (:mod:`.every_row`), named in the notes.
     """
     tree = views.expand(tree, catalog)  # a view read through its definition: its rows
+    try:
+        return _rewritten(tree, catalog)
+    except UnsupportedLineage as exc:
+        return every_row(tree, catalog, exc.message.removeprefix("lineage: "))
+
+
+def _rewritten(tree: exp.Query, catalog: Catalog) -> Lineage:
     ctx = Context(catalog, rewrite=rewrite_query)
     ctx.may_repeat = repeats_rows(tree)
     rewritten = rewrite_query(tree, Env(ctx), top=True)
