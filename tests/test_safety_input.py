@@ -54,6 +54,19 @@ def test_the_check_refuses_writes_and_side_effects(sql, dialect):
     assert caught.value.sqlstate in {"25006", "42601"}
 
 
+@pytest.mark.parametrize(("sql", "sqlstate"), [
+    # PostgreSQL reads it, sqlglot cannot: the query is fine, siselect lacks the feature.
+    ("SELECT height_cm FROM superhero ORDER BY height_cm USING > LIMIT 2", "0A000"),
+    ("SELECT height_cm FROM superhero ORDER BY height_cm USIN > LIMIT 2", "42601"),
+    ("CLUSTER superhero.colour", "25006"),  # PostgreSQL's verdict: not a SELECT
+])
+def test_a_query_sqlglot_cannot_read_is_told_apart(sql, sqlstate):
+    with pytest.raises(NotASelect) as caught:
+        parse_select(sql, "postgres")
+    assert caught.value.sqlstate == sqlstate
+    assert ("siselect's SQL reader (sqlglot)" in caught.value.message) == (sqlstate == "0A000")
+
+
 @pytest.mark.parametrize("sql", WRITE_FUNCTIONS, ids=lambda s: s[:40])
 def test_the_check_cannot_see_what_a_function_does(sql):
     """These pass the parser: PostgreSQL's read-only transaction is what stops them."""

@@ -8,6 +8,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from siselect.runtime import pgcheck
 from siselect.runtime.blocklist import forbidden_function
 from siselect.runtime.errors import NotASelect
 from siselect.sqltext.syntax import describe
@@ -73,6 +74,20 @@ def _statements(sql: str, dialect: str) -> list[exp.Expr]:
     return [s for s in reader.parser().parse(tokens, sql) if s is not None]
 
 
+def _unreadable(why: str, sql: str, dialect: str) -> NotASelect:
+    """A syntax error (42601); for PostgreSQL SQL, what PostgreSQL's own parser says of it
+    (a statement other than SELECT: 25006), and for one SELECT it reads (``ORDER BY x
+    USING >``, say) a feature siselect lacks (0A000): the query itself is fine."""
+    if dialect != "postgres":
+        return NotASelect(why, "42601")
+    try:
+        pgcheck.read_select(sql)
+    except NotASelect as exc:
+        return exc if exc.sqlstate != "42601" else NotASelect(why, "42601")
+    return NotASelect(f"PostgreSQL reads this query but siselect's SQL reader (sqlglot) does "
+                      f"not: {why}", "0A000")
+
+
 def parse_select(sql: str, dialect: str = "postgres") -> exp.Query:
     """Parse ``sql`` as exactly one query, or raise :class:`NotASelect` saying why."""
     if sql is None or not str(sql).strip():
@@ -84,7 +99,7 @@ def parse_select(sql: str, dialect: str = "postgres") -> exp.Query:
     try:
         statements = _statements(sql, dialect)
     except (ParseError, TokenError) as exc:
-        raise NotASelect(describe(exc, sql), "42601") from None
+        raise _unreadable(describe(exc, sql), sql, dialect) from None
     except RecursionError:
         raise NotASelect("the query is nested too deeply", "54001") from None
     if len(statements) != 1:
