@@ -61,3 +61,10 @@ def test_an_infinite_timestamp_is_a_value(dsn: str, typed: str):
     with connect(dsn, typed, statement_timeout_ms=30_000) as conn:
         rows = PsycopgExecutor(conn).run("SELECT seen FROM visit WHERE id = 7").rows
     assert rows == [("infinity",)]
+
+
+def test_the_terminal_writes_values_as_the_reports_do():
+    from siselect.client.render import text_table
+
+    table = text_table(["a", "b", "c", "d"], [[["t1", "t2"], True, None, ""]])
+    assert table.splitlines()[2].split(" | ") == ['["t1", "t2"]', "true", "NULL", '""']

@@ -3,9 +3,13 @@
 from collections.abc import Sequence
 from typing import Any
 
+from siselect.instances.render import value_text
+
 
 def cell(value: Any) -> str:
-    return "NULL" if value is None else str(value)
+    """A value as the reports and the judge write it (NULL, true/false, an array as JSON),
+    text as it is (an empty one shown as "")."""
+    return value_text(value)
 
 
 def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = 50) -> str:
