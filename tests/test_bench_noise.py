@@ -79,6 +79,19 @@ def test_a_duel_lost_by_a_correct_side():
     assert not duel_lost_by_correct({"a": 0, "b": 1, "verdict": "b"}, [0, 1])
 
 
+def test_a_lost_duel_says_which_right_candidates_matched_the_judge():
+    # Candidate 0 is right on D by coincidence: on D' its group-mate 2 (right on D too)
+    # answers as the judge and 0 does not.
+    from siselect.client.bench.task import _duels
+
+    played = {"a": 0, "b": 1, "verdict": "b", "separation": "separated", "rows": 2,
+              "matched": [1, 2], "members": {"a": [0, 2], "b": [1]}}
+    (brief,) = _duels({"duels": [played]}, [0, 2])
+    assert brief["lost_by_correct"] and brief["right_matched"] == [2]
+    (alone,) = _duels({"duels": [{**played, "matched": [1]}]}, [0, 2])
+    assert alone["right_matched"] == []
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> dict[str, Path]:
     return bird_layout(tmp_path_factory.mktemp("bird"), TASK_IDS, CANDIDATES_K2)

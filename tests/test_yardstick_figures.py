@@ -19,7 +19,7 @@ FIELDS = {"tasks", "scored", "upper_bound", "consistency", "tournament", "tourna
           "lost_by_correct_duels", "transpile_disagreements", "transpile_disagreement_list",
           "gold_failed_pg", "seconds_per_task", "judge_calls_per_task",
           "round_robin_calls_per_task", "noise_curves", "by_mistake",
-          "lost_by_correct_by_construction"}
+          "lost_by_correct_by_construction", "lost_by_correct_right_matched"}
 
 
 def duel(a: int, b: int, verdict: str, **extra) -> dict:
@@ -75,6 +75,10 @@ def test_every_figure_of_the_issue_is_there():
     [lost] = row["lost_by_correct_duels"]
     assert (lost["question_id"], lost["a"], lost["b"]) == (1, 0, 2)
     assert lost["instance"] == {"t": {"columns": ["x"], "rows": []}}
+    assert row["lost_by_correct_right_matched"] == 0  # no other candidate matched there
+    mate = duel(0, 2, "b", lost_by_correct=True, right_matched=[1])
+    again = figures([record(5, [0, 1], [2, 2], [mate], chose=1, consistent=0)])
+    assert again["lost_by_correct"] == 1 and again["lost_by_correct_right_matched"] == 1
     assert row["judge_calls_per_task"] == 1.5  # 3 duels judged over 2 tasks
     assert row["round_robin_calls_per_task"] == 2.0  # 1 + 3 pairs
     # Seconds per task leave the noise replays out: 0.5 and 2.0 and 2.0 - 1.5.

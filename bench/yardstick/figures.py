@@ -104,6 +104,7 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
     lost = [{"db_id": r["db_id"], "question_id": r["question_id"], "a": d["a"], "b": d["b"],
              "verdict": d["verdict"], "rows": d.get("rows"), "instance": d.get("instance"),
              "answers": d.get("answers"), "judge_rows": d.get("judge_rows"),
+             "right_matched": d.get("right_matched"),
              "loser_made": _made(provenance, r, d["a"] if d["verdict"] == "b" else d["b"])}
             for r, d in every_duel if metrics.duel_lost_by_correct(d, r["correct"])]
     judged = sum(d["separation"] == "separated" for _, d in every_duel)
@@ -138,6 +139,9 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
         "lost_by_correct": len(lost),
         "lost_by_correct_share": _share(len(lost), len(every_duel)),
         "lost_by_correct_duels": lost,
+        # Another candidate right on D answered as the judge on that D': the instance kept
+        # the question's meaning, and the loser reads the question otherwise.
+        "lost_by_correct_right_matched": sum(bool(d["right_matched"]) for d in lost),
         # A generated candidate right on D by coincidence (a filter that changes nothing on
         # D) should lose; one correct by construction losing is the defect to look at.
         "lost_by_correct_by_construction": sum(bool(d["loser_made"] and

@@ -422,6 +422,9 @@ def report_lines(summary: dict) -> list[str]:
     lost = row.get("lost_by_correct_duels") or []
     lines.append(f"duels lost by a candidate correct on D: {len(lost)} of {row['pairs']} "
                  f"({row.get('lost_by_correct_share') or 0:.2%}; goal <= 0.5%)")
+    if row.get("lost_by_correct_right_matched"):
+        lines.append(f"  of which with another candidate right on D matching the judge on "
+                     f"that D': {row['lost_by_correct_right_matched']}")
     if row.get("lost_by_correct_by_construction") is not None:
         lines.append(f"  of which by a candidate correct by construction: "
                      f"{row['lost_by_correct_by_construction']} (the others are generated "
@@ -429,8 +432,11 @@ def report_lines(summary: dict) -> list[str]:
     for d in lost:
         made = d.get("loser_made")
         how = f" (loser made as {', '.join(made['how']) or 'gold'})" if made else ""
+        mates = f", right on D and matching the judge: {d['right_matched']}" \
+            if d.get("right_matched") else ""
         lines.append(f"  {d['db_id']} {d['question_id']}: {d['a']} vs {d['b']}, verdict "
-                     f"{d['verdict']}, {d['rows']} rows{how}; D' {json.dumps(d['instance'])}")
+                     f"{d['verdict']}, {d['rows']} rows{how}{mates}; D' "
+                     f"{json.dumps(d['instance'])}")
     mistakes = row.get("by_mistake")
     if mistakes:
         lines.append("accuracy by mistake type present (tournament / consistency, tasks, "

@@ -74,6 +74,10 @@ class BenchDuel:
                                        "are kept)", absent=True)
     instance: Maybe[dict[str, Any] | None] = doc("D', for a duel lost by a correct side",
                                                  absent=True)
+    right_matched: Maybe[list[int]] = doc(
+        "for a duel lost by a correct side: the candidates whose answer on D is the gold's "
+        "that matched the judge on that D' (the loser answers there unlike them)",
+        absent=True)
     answers: Maybe[dict[str, Any] | None] = doc("A's and B's answers on D', likewise",
                                                 absent=True)
     judge_rows: Maybe[list[list[Any]] | None] = doc("the judge's answer on D', likewise",
@@ -195,7 +199,8 @@ class BenchSummary:
     degenerate_duels: Maybe[int] = doc("pairs whose counted D' is degenerate", absent=True)
     failed_on_instance_duels: Maybe[int] = doc("duels where a query failed on D'", absent=True)
     lost_by_correct: Maybe[list[dict[str, Any]]] = doc(
-        "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows",
+        "duels lost by a side whose answer on D is the gold's: question_id, a, b, rows, "
+        "right_matched (another candidate right on D matched the judge on that D')",
         absent=True)
     judged_duels: Maybe[int] = doc("duels the judge answered", absent=True)
     tied_duels: Maybe[int] = doc("duels on whose D' a member's answer hung on ties (no "

@@ -88,7 +88,8 @@ def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
         "degenerate_duels": sum(bool(d.get("degenerate")) for _, d in firsts),
         "failed_on_instance_duels": sum(bool(d.get("failed_on_instance")) for _, d in firsts),
         "lost_by_correct": [{"question_id": r["question_id"], "a": d["a"], "b": d["b"],
-                             "rows": d.get("rows")}
+                             "rows": d.get("rows"),
+                             "right_matched": bool(d.get("right_matched"))}
                             for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])],
         "judged_duels": sum(d["separation"] == "separated" for _, d in duels),
         "tied_duels": sum(bool(d.get("tied")) for _, d in duels),
@@ -161,7 +162,7 @@ def summary_table(summary: dict[str, Any]) -> str:
                      f"{summary['degenerate_duels']}, a query failed on D' "
                      f"{summary['failed_on_instance_duels']}, a member tied on D' "
                      f"{summary.get('tied_duels', 0)}; lost by a correct candidate "
-                     f"{len(summary['lost_by_correct'])}")
+                     f"{_lost_by_correct(summary['lost_by_correct'])}")
     lines += noise_lines(summary.get("noise_curves") or {})
     if summary.get("judge_failed"):
         lines.append(f"  the LLM judge failed (breaker opened): {summary['judge_failed']}")
@@ -181,3 +182,11 @@ def noise_lines(curves: dict[str, Any]) -> list[str]:
                          f"{_percent(high).strip()}], minus consistency "
                          f"{c['minus_consistency']:+.1%} [{dlow:+.1%}, {dhigh:+.1%}]")
     return lines
+
+
+def _lost_by_correct(lost: list[dict[str, Any]]) -> str:
+    """How many duels a correct side lost, and in how many of them another candidate right
+    on D answered as the judge on that D' (the loser is right on D only by coincidence)."""
+    mates = sum(bool(d.get("right_matched")) for d in lost)
+    return f"{len(lost)}" + (f" ({mates} where another candidate right on D matched the "
+                             "judge there)" if mates else "")

@@ -169,7 +169,8 @@ def _duels(result: dict[str, Any] | None, correct: list[int]) -> list[dict[str, 
              **({"failed_on_instance": sorted(d["errors"])} if d.get("errors") else {}),
              **({"tied": d["tied"]} if d.get("tied") else {}),
              **({"lost_by_correct": True, "instance": d.get("instance"),
-                 "answers": d.get("answers"), "judge_rows": (d.get("judge") or {}).get("rows")}
+                 "answers": d.get("answers"), "judge_rows": (d.get("judge") or {}).get("rows"),
+                 "right_matched": sorted(set(d.get("matched") or ()) & set(correct))}
                 if duel_lost_by_correct(d, correct) else {})}
             for d in (result or {}).get("duels", [])]
 
