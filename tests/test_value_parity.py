@@ -68,3 +68,12 @@ def test_the_terminal_writes_values_as_the_reports_do():
 
     table = text_table(["a", "b", "c", "d"], [[["t1", "t2"], True, None, ""]])
     assert table.splitlines()[2].split(" | ") == ['["t1", "t2"]', "true", "NULL", '""']
+
+
+def test_any_datestyle_is_read(dsn: str, typed: str):
+    # psycopg parses dates only in the ISO style ('SQL, DMY' raised NotImplementedError on
+    # every timestamptz); as text, a date reads as the session writes it, as PL/Python's.
+    with connect(dsn, typed, statement_timeout_ms=30_000) as conn:
+        conn.execute("SET DateStyle = 'SQL, DMY'")
+        rows = PsycopgExecutor(conn).run("SELECT due, at FROM visit WHERE id = 1").rows
+    assert rows == [("02/01/2024", "02/07/2024 10:00:00.5 UTC")]
