@@ -193,3 +193,17 @@ def test_an_instance_does_not_hang_on_a_row_number_tie(executor) -> None:
     result = separate(executor, numbered, numbered.replace("ROW_NUMBER()", "RANK()"))
     assert result["status"] == "nondeterministic", result
     assert "window" in result["reason"]
+
+
+def test_the_bench_says_when_the_golds_answer_is_one_of_several(executor):
+    # Then which candidates count as correct on D is the engine's pick among tied rows
+    # (the yardstick reports its accuracy with and without such tasks).
+    from siselect.client.bench.task import _one_of_several
+    from siselect.instances.pair import run_capped
+
+    def reason(sql: str) -> str | None:
+        gold = to_tree(sql, "postgres")
+        return _one_of_several(executor, gold, run_capped(executor, gold))
+
+    assert "tie" in reason("SELECT superhero_name FROM superhero ORDER BY publisher_id LIMIT 1")
+    assert reason("SELECT superhero_name FROM superhero ORDER BY id LIMIT 1") is None

@@ -19,7 +19,8 @@ FIELDS = {"tasks", "scored", "upper_bound", "consistency", "tournament", "tourna
           "lost_by_correct_duels", "transpile_disagreements", "transpile_disagreement_list",
           "gold_failed_pg", "seconds_per_task", "judge_calls_per_task",
           "round_robin_calls_per_task", "noise_curves", "by_mistake",
-          "lost_by_correct_by_construction", "lost_by_correct_right_matched"}
+          "lost_by_correct_by_construction", "lost_by_correct_right_matched",
+          "gold_nondeterministic", "tournament_of_upper_determined"}
 
 
 def duel(a: int, b: int, verdict: str, **extra) -> dict:
@@ -76,6 +77,9 @@ def test_every_figure_of_the_issue_is_there():
     assert (lost["question_id"], lost["a"], lost["b"]) == (1, 0, 2)
     assert lost["instance"] == {"t": {"columns": ["x"], "rows": []}}
     assert row["lost_by_correct_right_matched"] == 0  # no other candidate matched there
+    assert row["gold_nondeterministic"] == 0 and row["tournament_of_upper_determined"] == 0.5
+    tied = [dict(RECORDS[0], gold_nondeterministic="rows tie at the LIMIT cut"), RECORDS[1]]
+    assert figures(tied)["tournament_of_upper_determined"] == 1.0  # task 1 left out
     mate = duel(0, 2, "b", lost_by_correct=True, right_matched=[1])
     again = figures([record(5, [0, 1], [2, 2], [mate], chose=1, consistent=0)])
     assert again["lost_by_correct"] == 1 and again["lost_by_correct_right_matched"] == 1

@@ -24,6 +24,12 @@ def _hits(records: list[dict], method: str) -> float | None:
     return _share(sum(bool(r["hits"].get(method)) for r in records), len(records))
 
 
+def _of_upper(records: list[dict]) -> float | None:
+    upper = sum(bool(r["upper_bound"]) for r in records)
+    return round(sum(bool(r["hits"].get("tournament")) for r in records) / upper, 4) \
+        if upper else None
+
+
 def _seconds(record: dict) -> float | None:
     """The task's seconds without its noise replays (measured apart)."""
     timings = record.get("timings", {})
@@ -121,6 +127,11 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
         "tournament": tournament,
         "tournament_of_upper": round(tournament / upper, 4) if upper and tournament is not None
         else None,
+        # Where the gold's answer on D is one of several (ties at a LIMIT cut), which
+        # candidates are "correct on D" is the engine's pick: the share without those tasks.
+        "gold_nondeterministic": sum(bool(r.get("gold_nondeterministic")) for r in scored),
+        "tournament_of_upper_determined": _of_upper([r for r in scored
+                                                     if not r.get("gold_nondeterministic")]),
         "tournament_noisy": noisy.get("accuracy"), "tournament_noisy_ci95": noisy.get("ci95"),
         "tournament_near_miss": near_miss.get("accuracy"),
         "pairs": len(duels), "separation_rate": _share(separated, len(duels)),

@@ -419,6 +419,12 @@ def report_lines(summary: dict) -> list[str]:
             lines.append(f"  {model:9s} {level:>4s}: {c['accuracy']:.1%} [{low:.1%}, {high:.1%}]"
                          f"  {c['minus_consistency']:+.1%} [{dlow:+.1%}, {dhigh:+.1%}]  "
                          f"judged/task {c['judged_per_task']:.2f}")
+    if row.get("gold_nondeterministic"):
+        determined = row.get("tournament_of_upper_determined")
+        lines.append(f"tasks whose gold answer on D is one of several (ties): "
+                     f"{row['gold_nondeterministic']}; without them the tournament reaches "
+                     + (f"{determined:.2%}" if determined is not None else "-")
+                     + " of the upper bound")
     lost = row.get("lost_by_correct_duels") or []
     lines.append(f"duels lost by a candidate correct on D: {len(lost)} of {row['pairs']} "
                  f"({row.get('lost_by_correct_share') or 0:.2%}; goal <= 0.5%)")

@@ -113,6 +113,9 @@ class BenchRecord:
     status: Literal["ok", "gold_failed"] = doc("ok, or gold_failed (the task is not scored)")
     gold_error: Maybe[ErrorRecord] = doc("why the gold query failed", absent=True)
     gold_rows: Maybe[int] = doc("rows of the gold answer on D", absent=True)
+    gold_nondeterministic: Maybe[str] = doc(
+        "why the gold's answer on D is one of several (a tie at a LIMIT cut, ...): which "
+        "candidates are correct on D is then the engine's pick", absent=True)
     groups: Maybe[list[int]] = doc("size of each answer group, in input order", absent=True)
     coverage: Maybe[Coverage] = doc("how far every candidate got", absent=True)
     dropped: Maybe[list[BenchDropped]] = doc("candidates that failed", absent=True)
@@ -161,6 +164,8 @@ class BenchSummary:
     tasks: int = doc("tasks run")
     scored: int = doc("tasks whose gold ran (the accuracy's denominator)")
     gold_failed: list[QuestionId] = doc("tasks whose gold query failed")
+    gold_nondeterministic: Maybe[list[QuestionId]] = doc(
+        "scored tasks whose gold answer on D is one of several (see the record)", absent=True)
     tournament_errors: list[QuestionId] = doc("scored tasks whose tournament failed")
     label: str | None = doc("the run's label")
     judge: str | None = doc("the tournament's judge")

@@ -52,6 +52,8 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any],
     summary: dict[str, Any] = {
         "tasks": len(records), "scored": len(scored),
         "gold_failed": [r["question_id"] for r in records if r["status"] == "gold_failed"],
+        "gold_nondeterministic": [r["question_id"] for r in scored
+                                  if r.get("gold_nondeterministic")],
         "tournament_errors": [r["question_id"] for r in scored if r.get("tournament_error")],
         **{k: run.get(k) for k in ("label", "judge", "judge_noise", "seed", "strategy",
                                     "backend", "with_references")},
@@ -133,6 +135,9 @@ def summary_table(summary: dict[str, Any]) -> str:
              f"seed {summary['seed']}: {n} scored"]
     if summary["gold_failed"]:
         lines.append(f"  gold query failed (not scored): {summary['gold_failed']}")
+    if summary.get("gold_nondeterministic"):
+        lines.append(f"  gold's answer on D is one of several (ties): "
+                     f"{summary['gold_nondeterministic']}")
     if summary["tournament_errors"]:
         lines.append(f"  tournament failed: {summary['tournament_errors']}")
     cov = summary["coverage"]
