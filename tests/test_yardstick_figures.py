@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from yardstick.figures import by_mistake, figures, transpile_disagreements  # noqa: E402
 from yardstick.retention import retention  # noqa: E402
-from yardstick.run import matching_baseline, with_baseline, worse  # noqa: E402
+from yardstick.run import matching_baseline, report_lines, with_baseline, worse  # noqa: E402
 
 FIELDS = {"tasks", "scored", "upper_bound", "consistency", "tournament", "tournament_of_upper",
           "tournament_noisy", "tournament_noisy_ci95", "tournament_near_miss", "pairs",
@@ -211,3 +211,13 @@ def test_a_lost_duel_says_how_its_loser_was_made():
     unknown = figures(RECORDS)
     assert unknown["lost_by_correct_by_construction"] is None
     assert unknown["lost_by_correct_duels"][0]["loser_made"] is None
+
+
+def test_the_report_counts_every_duel_played_and_names_tied_golds():
+    tied = [dict(RECORDS[0], gold_nondeterministic="rows tie at the LIMIT cut"), RECORDS[1]]
+    row = figures(tied)
+    lines = report_lines({"overall": row})
+    # The share is over every duel played (4 pairs, no repeats here), as the line says.
+    assert "duels lost by a candidate correct on D: 1 of 4 (25.00%; goal <= 0.5%)" in lines
+    assert any(line.startswith("tasks whose gold answer on D is one of several (ties): 1;")
+               and "100.00% of the upper bound" in line for line in lines)

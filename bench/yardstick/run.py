@@ -426,7 +426,8 @@ def report_lines(summary: dict) -> list[str]:
                      + (f"{determined:.2%}" if determined is not None else "-")
                      + " of the upper bound")
     lost = row.get("lost_by_correct_duels") or []
-    lines.append(f"duels lost by a candidate correct on D: {len(lost)} of {row['pairs']} "
+    played = row["pairs"] + (row.get("repeat_duels") or 0)  # the share's denominator
+    lines.append(f"duels lost by a candidate correct on D: {len(lost)} of {played} "
                  f"({row.get('lost_by_correct_share') or 0:.2%}; goal <= 0.5%)")
     if row.get("lost_by_correct_right_matched"):
         lines.append(f"  of which with another candidate right on D matching the judge on "
