@@ -123,8 +123,7 @@ def parse_pair(q1: str, q2: str, dialect: str, catalog: Catalog,
         try:
             trees.append(to_tree(sql, dialect, catalog))
             if executor is not None:
-                named_schemas.widen(executor, catalog, trees[-1:])
-                named_schemas.check_named(executor, catalog, trees[-1])
+                named_schemas.cover(executor, catalog, trees[-1])
         except SiselectError as exc:
             raise type(exc)(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
     return trees[0], trees[1]

@@ -43,6 +43,13 @@ def _named(trees: Iterable[exp.Expr]) -> list[tuple[str, str, exp.Table]]:
     return found
 
 
+def cover(executor: Executor, catalog: Catalog, tree: exp.Expr) -> None:
+    """Make ``catalog`` hold what ``tree`` names (:func:`widen`), or refuse ``tree``
+    (:func:`check_named`)."""
+    widen(executor, catalog, [tree])
+    check_named(executor, catalog, tree)
+
+
 def widen(executor: Executor, catalog: Catalog, trees: Iterable[exp.Expr | None]) -> None:
     """Add to ``catalog`` the schemas ``trees`` name that it does not hold yet. In place,
     for every holder of the catalog, and before any witness is numbered: a relation added

@@ -137,8 +137,7 @@ def prepare(
         entry = Entry(index, sql)
         try:
             entry.tree = to_tree(sql, dialect, catalog)
-            named_schemas.widen(executor, catalog, [entry.tree])
-            named_schemas.check_named(executor, catalog, entry.tree)
+            named_schemas.cover(executor, catalog, entry.tree)
             entry.answer = run_capped(executor, entry.tree)
         except Cancelled:
             raise
@@ -863,8 +862,7 @@ def run_tournament(
     catalog = catalog or load_catalog(executor)
     ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
     if ref_tree is not None:
-        named_schemas.widen(executor, catalog, [ref_tree])
-        named_schemas.check_named(executor, catalog, ref_tree)
+        named_schemas.cover(executor, catalog, ref_tree)
     accuracy = _accuracy(judge, rules)
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),

@@ -81,7 +81,7 @@ def _unreadable(why: str, sql: str, dialect: str) -> NotASelect:
     if dialect != "postgres":
         return NotASelect(why, "42601")
     try:
-        pgcheck.read_select(sql)
+        pgcheck.read_select(str(sql))  # pglast takes str itself, not a subclass
     except NotASelect as exc:
         return exc if exc.sqlstate != "42601" else NotASelect(why, "42601")
     return NotASelect(f"PostgreSQL reads this query but siselect's SQL reader (sqlglot) does "

@@ -238,8 +238,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
                               "difficulty": task.difficulty, "candidates": len(task.candidates)}
     try:
         gold = to_tree(task.sql, settings.options.dialect, catalog)
-        named_schemas.widen(executor, catalog, [gold])
-        named_schemas.check_named(executor, catalog, gold)
+        named_schemas.cover(executor, catalog, gold)
         gold_answer = run_capped(executor, gold)
         gold_rows = gold_answer.rows
         gold_ties = _one_of_several(executor, gold, gold_answer)
