@@ -113,8 +113,7 @@ def figures(records: list[dict], sqlite: dict[str, dict] | None = None,
              "right_matched": d.get("right_matched"),
              "loser_made": _made(provenance, r, d["a"] if d["verdict"] == "b" else d["b"])}
             for r, d in every_duel if metrics.duel_lost_by_correct(d, r["correct"])]
-    judged = sum(d["separation"] == "separated" and not d.get("judge_ties")
-                 for _, d in every_duel)
+    judged = sum(d["separation"] == "separated" for _, d in every_duel)
     round_robin = sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)
     upper = _share(sum(bool(r["upper_bound"]) for r in scored), n)
     tournament = _hits(scored, "tournament")

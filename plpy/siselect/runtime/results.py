@@ -201,9 +201,6 @@ class JudgeRecord:
         "the smaller view of D' the judge was shown, when D' did not fit max_prompt_tokens "
         "(answers and verdict are on it)", absent=True)
     left_out: Maybe[str] = doc("what the prompt said was left out of D'", absent=True)
-    ties: Maybe[str] = doc("why the judge's answer on D' was one of several (a reference "
-                           "query's rows tied at a LIMIT cut there): it abstained",
-                           absent=True)
 
 
 @dataclass(kw_only=True)

@@ -11,7 +11,6 @@ from typing import Any
 from sqlglot import exp
 
 from siselect.selection.verdict import Judge, JudgeAnswer, JudgeContext
-from siselect.sqltext import nondeterminism
 
 __all__ = ["Judge", "JudgeAnswer", "JudgeContext", "NoJudge", "ReferenceJudge", "make_judge"]
 
@@ -26,26 +25,15 @@ class NoJudge:
 
 
 class ReferenceJudge:
-    """The answer of a trusted query (in benchmarks: the gold query) on D'.
-
-    Where that answer is one of several (its ``ORDER BY ... LIMIT 1`` over rows of D' that
-    tie), it is the engine's pick, and a verdict on it says nothing of the candidates: the
-    judge abstains (``ties``), and the pair may be separated again on another instance. On
-    the yardstick's K=5 tasks, 8 of 635 judged duels were such (session 28)."""
+    """The answer of a trusted query (in benchmarks: the gold query) on D'."""
 
     name = "reference"
 
     def __init__(self, tree: exp.Query):
         self.tree = tree
-        self._probes: nondeterminism.Probes | None = None
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         rows = context.run_on_instance(self.tree)
-        if self._probes is None:  # made once: a tournament asks on many instances
-            self._probes = nondeterminism.probes(self.tree)
-        tied = nondeterminism.probe(context.run_on_instance, self._probes)
-        if tied:
-            return JudgeAnswer(None, ties=tied)
         return JudgeAnswer([list(r) for r in rows.rows])
 
 

@@ -66,7 +66,6 @@ MAX_COUNT = 1_000_000
 PRIOR_RATIO = 2
 AGAINST_PRIOR = "the verdict goes against a much larger group"
 DRAWN = "drawn"
-JUDGE_TIED = "the judge's answer on D' was one of several"
 CLOSE = "the winner is not yet sure"
 COLUMN_ORDER = "the answers on D differ only in column order"
 #: Evidence scoring: the log-odds by which the winner must lead the best unit of another
@@ -442,8 +441,6 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
     }
     if answer.tokens is not None:
         record["judge"]["tokens"] = answer.tokens
-    if answer.ties is not None:
-        record["judge"]["ties"] = answer.ties
     on_shown, run_on_shown, members, tied = p.on_d, p.run_on_instance, p.members, p.tied
     if answer.shown is not None:  # the prompt showed a smaller view of D' (max_prompt_tokens)
         on_shown, run_on_shown = answer.shown.answers, answer.shown.run
@@ -457,8 +454,6 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
     side, why = verdict(answer.rows, on_shown[0], on_shown[1], tolerance)
     if answer.unavailable is not None:
         why = UNAVAILABLE
-    elif answer.ties is not None:
-        why = f"no verdict: {JUDGE_TIED} ({answer.ties})"
     elif answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
     if sep.get("column_order"):
@@ -604,11 +599,8 @@ def _again(t: Tournament, p: Pending) -> str | None:
     record = p.record
     if p.match.exhausted:
         return None
-    judge = record.get("judge") or {}
-    if judge.get("rows") is None:
-        # A judge whose answer hung on ties may answer on another instance; one that
-        # abstained or failed otherwise is asked again in vain.
-        return JUDGE_TIED if judge.get("ties") else None
+    if (record.get("judge") or {}).get("rows") is None:
+        return None  # the judge abstained or failed: another instance asks it again in vain
     if record["verdict"] == "draw":
         return DRAWN
     winner, loser = (p.units if record["verdict"] == "a" else p.units[::-1])

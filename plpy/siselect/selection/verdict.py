@@ -36,9 +36,6 @@ class JudgeAnswer:
     # The smaller view of the instance the judge was shown (siselect.instances.shrink.Shrunk)
     # when the whole one did not fit its prompt: the verdict compares with answers on it.
     shown: Any = None
-    # Why its answer on D' is one of several (a reference query whose rows tie at a LIMIT
-    # cut there): it abstains (``rows`` None), and another instance may do better.
-    ties: str | None = None
 
 
 class Judge(Protocol):

@@ -137,16 +137,9 @@ def replay(tournament: Callable[[Judge, Executor], dict[str, Any]],
         duels = (result or {}).get("duels", [])
         runs.append({"model": model, "noise": level, "seed": s, "choice": choice,
                      "hit": choice is not None and choice in correct,
-                     "judged": sum(answered(d) for d in duels),
+                     "judged": sum(d.get("separation") == "separated" for d in duels),
                      "replaced": judge.replaced, "memo": before,
                      "new_separations": memo_size() - before,
                      "queries": replaying.queries - sent,
                      **({"error": error} if error else {})})
     return runs
-
-
-def answered(duel: dict[str, Any]) -> bool:
-    """Whether the judge answered on the duel's D' (not when it abstained: a reference
-    whose own answer there hung on ties)."""
-    return duel.get("separation") == "separated" and \
-        (duel.get("judge") or {}).get("rows", []) is not None

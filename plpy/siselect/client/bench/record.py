@@ -69,9 +69,6 @@ class BenchDuel:
                                                absent=True)
     tied: Maybe[list[int]] = doc("members whose answer on D' hung on ties there, so that it "
                                  "gave them no evidence", absent=True)
-    judge_ties: Maybe[str] = doc("why the judge's own answer on D' was one of several (the "
-                                 "reference's rows tied at a LIMIT cut): no verdict",
-                                 absent=True)
     lost_by_correct: Maybe[bool] = doc("the verdict went against a side whose answer on D is "
                                        "the gold's (then instance, answers and judge_rows "
                                        "are kept)", absent=True)

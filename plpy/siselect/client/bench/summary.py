@@ -93,8 +93,7 @@ def duel_figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
                              "rows": d.get("rows"),
                              "right_matched": bool(d.get("right_matched"))}
                             for r, d in duels if metrics.duel_lost_by_correct(d, r["correct"])],
-        "judged_duels": sum(d["separation"] == "separated" and not d.get("judge_ties")
-                            for _, d in duels),
+        "judged_duels": sum(d["separation"] == "separated" for _, d in duels),
         "tied_duels": sum(bool(d.get("tied")) for _, d in duels),
         "round_robin_pairs": sum(metrics.round_robin_pairs(len(r["groups"])) for r in scored)}
     curves = metrics.noise_curves(scored)

@@ -169,8 +169,6 @@ def _duels(result: dict[str, Any] | None, correct: list[int]) -> list[dict[str, 
              **{k: d[k] for k in ("degenerate", "meaning") if k in d},
              **({"failed_on_instance": sorted(d["errors"])} if d.get("errors") else {}),
              **({"tied": d["tied"]} if d.get("tied") else {}),
-             **({"judge_ties": d["judge"]["ties"]} if (d.get("judge") or {}).get("ties")
-                else {}),
              **({"lost_by_correct": True, "instance": d.get("instance"),
                  "answers": d.get("answers"), "judge_rows": (d.get("judge") or {}).get("rows"),
                  "right_matched": sorted(set(d.get("matched") or ()) & set(correct))}
