@@ -108,6 +108,17 @@ def check(run: Run, tree: exp.Query) -> str | None:
     return probe(run, probes(tree))
 
 
+def reason_on(run_text: Callable[[str], Rows], tree: exp.Query, whole: bool = True
+              ) -> str | None:
+    """Why ``tree``'s answer on the data ``run_text`` (PostgreSQL text in, rows out) reads
+    is one of several: :func:`static_reason`, else :func:`check`'s, asked only of an
+    answer read ``whole`` (probes of a capped answer compare capped rows)."""
+    reason = static_reason(tree)
+    if reason is None and whole:
+        reason = check(lambda variant: run_text(variant.sql(dialect="postgres")), tree)
+    return reason
+
+
 def probe(run: Run, made: Probes) -> str | None:
     """:func:`check` with the query's probes made before (:func:`probes`)."""
     if made.concat is not None:

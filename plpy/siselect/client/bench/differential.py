@@ -17,7 +17,7 @@ from siselect.client.bench.sqlite_compare import same_rows, sqlite_rows
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
-from siselect.sqltext.nondeterminism import check, static_reason
+from siselect.sqltext.nondeterminism import reason_on
 from siselect.sqltext.transpile import to_tree
 
 AGREE, AS_TEXT, FLAGGED, DISAGREE, ERROR, SKIPPED = (
@@ -55,8 +55,7 @@ def compare(db: sqlite3.Connection, executor: Executor, catalog: Catalog, sql: s
     try:
         tree = to_tree(sql, "sqlite", catalog)
         got = executor.run(tree.sql(dialect="postgres")).rows
-        reason = static_reason(tree) or check(
-            lambda variant: executor.run(variant.sql(dialect="postgres")), tree)
+        reason = reason_on(executor.run, tree)
     except SiselectError as exc:
         if exc.sqlstate == "57014":  # statement timeout: too slow to tell, like SQLite's
             return Verdict(SKIPPED, f"postgres: {exc.message}")

@@ -23,7 +23,7 @@ from siselect.client.bench.sqlite_compare import same_rows, sqlite_rows
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
-from siselect.sqltext.nondeterminism import check, static_reason
+from siselect.sqltext.nondeterminism import reason_on
 from siselect.sqltext.transpile import to_tree
 
 SAME, FLAGGED, DIFFERS, ERROR, SQLITE_CHANGED = (
@@ -70,8 +70,7 @@ def renaming_verdict(original: Engine, variant: Engine, sql: str, renamed: str,
         _, got = _postgres(variant, renamed)
         if same_rows(expected, got):
             return SAME, ""
-        reason = static_reason(tree) or check(
-            lambda v: original.postgres.run(v.sql(dialect="postgres")), tree)
+        reason = reason_on(original.postgres.run, tree)
     except SiselectError as exc:
         if exc.sqlstate == "57014":
             return SKIPPED, f"postgres: {exc.message}"

@@ -32,7 +32,7 @@ from siselect.instances.separate import Options
 from siselect.runtime import named_schemas
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
-from siselect.runtime.executor import Executor, Rows
+from siselect.runtime.executor import Executor
 from siselect.runtime.redact import redact_url
 from siselect.runtime.results import serialise
 from siselect.selection.judges import Judge, NoisyJudge, make_judge
@@ -40,7 +40,7 @@ from siselect.selection.report import markdown_report
 from siselect.selection.report_view import Inputs
 from siselect.selection.rules import Rules
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
-from siselect.sqltext.nondeterminism import check, static_reason
+from siselect.sqltext.nondeterminism import reason_on
 from siselect.sqltext.transpile import to_tree
 
 DIALECT = "sqlite"  # BIRD's candidates and gold queries (``--dialect postgres``: mini-dev's)
@@ -241,7 +241,8 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
         named_schemas.cover(executor, catalog, gold)
         gold_answer = run_capped(executor, gold)
         gold_rows = gold_answer.rows
-        gold_ties = _one_of_several(executor, gold, gold_answer)
+        # Then which candidates are "correct on D" is the engine's pick among tied rows.
+        gold_ties = reason_on(executor.run, gold, whole=not gold_answer.truncated)
     except SiselectError as exc:
         record.update(status="gold_failed", gold_error=_error(exc), timings=clock.done())
         return Outcome(serialise(BenchRecord, record),
@@ -275,15 +276,6 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
     record["timings"] = clock.done()
     return Outcome(serialise(BenchRecord, record),
                    task_report(task, record, result, settings.options.dialect))
-
-
-def _one_of_several(executor: Executor, gold: exp.Query, answer: Rows) -> str | None:
-    """Why the gold's answer on D is one of several (a tie at a LIMIT cut, ...), or None:
-    then which candidates are "correct on D" is the engine's pick among tied rows."""
-    reason = static_reason(gold)
-    if reason is None and not answer.truncated:
-        reason = check(lambda variant: executor.run(variant.sql(dialect="postgres")), gold)
-    return reason
 
 
 def _candidates_text(task: Task, record: dict[str, Any]) -> list[str]:

@@ -20,16 +20,14 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from siselect.client.pgexec import PsycopgExecutor
     from siselect.runtime.catalog import load_catalog
-    from siselect.sqltext.nondeterminism import check, static_reason
+    from siselect.sqltext.nondeterminism import reason_on
 
     with connect_db(args) as conn:
         executor = PsycopgExecutor(conn)
         catalog = load_catalog(executor) if args.dialect == "sqlite" else None
         tree = to_tree(args.query, args.dialect, catalog)
         result: Rows = executor.run(tree.sql(dialect="postgres"), max_rows=args.max_rows)
-        reason = static_reason(tree)
-        if reason is None and not result.truncated:
-            reason = check(lambda variant: executor.run(variant.sql(dialect="postgres")), tree)
+        reason = reason_on(executor.run, tree, whole=not result.truncated)
     if args.json:
         emit_json({"columns": result.columns, "rows": result.rows, "truncated": result.truncated,
                    "nondeterministic": reason is not None, "nondeterministic_reason": reason})
