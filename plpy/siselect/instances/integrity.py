@@ -29,13 +29,14 @@ from functools import partial
 
 from sqlglot import exp
 
-from siselect.instances.shadow import base_tables, of_tree, relation_reads, table_aliases
+from siselect.instances.shadow import base_tables, of_tree, table_aliases
 from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
 from siselect.runtime.named_schemas import schema_named
 from siselect.runtime.privileges import readable_columns
+from siselect.runtime.views import relation_reads
 from siselect.witnesses.lineage.analysis import from_items
 
 Reference = tuple[str, ForeignKey]  # (referencing table, its reference)

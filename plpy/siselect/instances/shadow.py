@@ -11,7 +11,7 @@ are expanded first (:mod:`siselect.runtime.views`), so D' reaches the rows they 
 
 import re
 import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,6 +24,7 @@ from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
 from siselect.runtime.named_schemas import schema_named
 from siselect.runtime.privileges import readable_columns, whole
+from siselect.runtime.views import relation_reads
 from siselect.witnesses.lineage.analysis import from_items
 
 E = TypeVar("E", bound=exp.Expr)
@@ -49,23 +50,6 @@ def of_tree(cache: dict[int, tuple[exp.Expr, Catalog, R]], tree: exp.Expr, catal
     if found is None or found[0] is not tree or found[1] is not catalog:
         found = keep(cache, id(tree), (tree, catalog, compute(tree, catalog)), _KEPT)
     return found[2]
-
-
-def _cte_names(tree: exp.Expr) -> set[str]:
-    return {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-
-
-def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table, str]]:
-    """Each place ``tree`` reads a relation of the catalog, with that relation's name (as in
-    the catalog), a CTE's own name left out (views are read as they are: expand them
-    first, :func:`.views.expand`)."""
-    ctes = _cte_names(tree)
-    for table in tree.find_all(exp.Table):
-        if table.name in ctes and not table.db:
-            continue
-        found = catalog.relation(table.name, schema_named(table))
-        if found is not None:
-            yield table, found.name
 
 
 def base_tables(tree: exp.Expr, catalog: Catalog) -> list[str]:

@@ -7,6 +7,7 @@ name (and column aliases) lets the witnesses and D' reach those rows; the view's
 definition names its relations with their schema, so no CTE of the query can capture them.
 """
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 import sqlglot
@@ -27,6 +28,19 @@ def _parsed(definition: str) -> exp.Query:
 
 def _cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+
+
+def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table, str]]:
+    """Each place ``tree`` reads a relation of the catalog, with that relation's name (as in
+    the catalog), a CTE's own name left out (views are read as they are: expand them
+    first, :func:`expand`)."""
+    ctes = _cte_names(tree)
+    for table in tree.find_all(exp.Table):
+        if table.name in ctes and not table.db:
+            continue
+        found = catalog.relation(table.name, schema_named(table))
+        if found is not None:
+            yield table, found.name
 
 
 def inline_view(table: exp.Table, catalog: Catalog) -> Table | None:

@@ -13,29 +13,16 @@ from sqlglot import exp
 
 from siselect.runtime import rowids
 from siselect.runtime.catalog import Catalog
-from siselect.runtime.named_schemas import schema_named
 from siselect.runtime.privileges import readable_columns
+from siselect.runtime.views import relation_reads
 from siselect.witnesses.interface import Lineage
-
-
-def relations_read(tree: exp.Query, catalog: Catalog) -> list[str]:
-    """Names (as in the catalog) of the relations ``tree`` reads, a CTE's own name aside."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    found: dict[str, None] = {}
-    for table in tree.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier) or (table.name in ctes and not table.db):
-            continue
-        relation = catalog.relation(table.name, schema_named(table))
-        if relation is not None:
-            found[relation.name] = None
-    return list(found)
 
 
 def every_row(tree: exp.Query, catalog: Catalog, why: str) -> Lineage:
     """Each row of each relation ``tree`` reads as a witness; ``why``: what the rewriting
     could not follow."""
     parts = []
-    for name in relations_read(tree, catalog):
+    for name in dict.fromkeys(read for _, read in relation_reads(tree, catalog)):
         table = catalog.tables[name]
         source = rowids.source(table, readable_columns(catalog, name))
         parts.append(f"SELECT {rowids.row_id(table, catalog.number(name), '__r')} AS r "
