@@ -2,13 +2,11 @@
 
 The catalog is read for the search_path (:func:`.catalog.load_catalog`), and siselect knows
 a relation by its name. PostgreSQL SQL often names the schema, ``sales.orders``, whether or
-not ``sales`` is on the search_path. :func:`widen` reads the schemas the queries name as
+not ``sales`` is on the search_path. :func:`cover` reads the schemas a query names as
 well, after the search_path's (a name in an earlier schema still hides later ones), and
-:func:`check_named` refuses a query whose schema-named relation another relation of the
-same name hides: on D' siselect would read the other one.
+refuses a query whose schema-named relation another relation of the same name hides: on
+D' siselect would read the other one.
 """
-
-from collections.abc import Iterable
 
 from sqlglot import exp
 
@@ -31,44 +29,32 @@ def schema_named(table: exp.Table) -> str | None:
     return ident.name if ident.quoted else ident.name.lower()
 
 
-def _named(trees: Iterable[exp.Expr]) -> list[tuple[str, str, exp.Table]]:
-    """``(schema, relation, reference)`` of every schema-named relation the trees read."""
+def _named(tree: exp.Expr) -> list[tuple[str, str, exp.Table]]:
+    """``(schema, relation, reference)`` of every schema-named relation ``tree`` reads."""
     found = []
-    for tree in trees:
-        for table in tree.find_all(exp.Table):
-            schema = schema_named(table)
-            if schema is not None and isinstance(table.this, exp.Identifier):
-                name = table.name if table.this.quoted else table.name.lower()
-                found.append((schema, name, table))
+    for table in tree.find_all(exp.Table):
+        schema = schema_named(table)
+        if schema is not None and isinstance(table.this, exp.Identifier):
+            name = table.name if table.this.quoted else table.name.lower()
+            found.append((schema, name, table))
     return found
 
 
 def cover(executor: Executor, catalog: Catalog, tree: exp.Expr) -> None:
-    """Make ``catalog`` hold what ``tree`` names (:func:`widen`), or refuse ``tree``
-    (:func:`check_named`)."""
-    widen(executor, catalog, [tree])
-    check_named(executor, catalog, tree)
-
-
-def widen(executor: Executor, catalog: Catalog, trees: Iterable[exp.Expr | None]) -> None:
-    """Add to ``catalog`` the schemas ``trees`` name that it does not hold yet. In place,
-    for every holder of the catalog, and before any witness is numbered: a relation added
-    renumbers the others."""
-    missing = [schema for schema, _, _ in _named(t for t in trees if t is not None)
+    """Add to ``catalog`` the schemas ``tree`` names that it does not hold yet, or refuse
+    ``tree`` (SQLSTATE 0A000) where a relation it names with its schema is hidden by one of
+    the same name that comes first on the search_path: siselect would read that one on D'.
+    In place, for every holder of the catalog, and before any witness is numbered: a
+    relation added renumbers the others."""
+    named = _named(tree)
+    missing = [schema for schema, _, _ in named
                if schema not in catalog.schemas and schema not in SYSTEM]
-    if not missing:
-        return
-    known = catalog.schemas or executor.schemas
-    wider = load_catalog(executor, [*known[len(executor.schemas):], *missing])
-    catalog.tables, catalog.schemas, catalog.denied = wider.tables, wider.schemas, None
-    catalog.forget_numbers()
-
-
-def check_named(executor: Executor, catalog: Catalog, tree: exp.Expr) -> None:
-    """Refuse (SQLSTATE 0A000) a query that names a relation with its schema where another
-    relation of the same name comes first on the search_path: siselect would read that one
-    on D'. Call after :func:`widen`."""
-    for schema, name, table in _named([tree]):
+    if missing:
+        known = catalog.schemas or executor.schemas
+        wider = load_catalog(executor, [*known[len(executor.schemas):], *missing])
+        catalog.tables, catalog.schemas, catalog.denied = wider.tables, wider.schemas, None
+        catalog.forget_numbers()
+    for schema, name, table in named:
         found = catalog.table(name)
         if found is not None and found.schema != schema and found.name == name and \
                 _exists(executor, schema, name):
