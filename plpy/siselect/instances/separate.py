@@ -68,13 +68,22 @@ from siselect.witnesses import BACKENDS, Lineage, executor_for
 STRATEGIES = ("minimal", "paper")
 UNION_LIMIT = 20_000  # rows: beyond this the whole-lineage fallback is not tried
 #: Distinct row sets tested minimising an instance of a better rank, while the smallest
-#: found is still above max_rows, before settling for a worse one (the worst rank found is
-#: minimised without this limit, as the only instance was before); it also stops once half
-#: the pair's budget is spent (``_time_left``), as the search for better instances does: sets
-#: of thousands of rows that halving does not shrink (the whole lineage, the only set of its
-#: rank) can cost seconds each. Once a set fits max_rows its minimisation runs to the end:
+#: found is still above max_rows, before settling for a worse one (the worst rank found has
+#: a limit of its own, ``SETTLING_TRIES``); it also stops once half the pair's budget is
+#: spent (``_time_left``), as the search for better instances does: sets of thousands of
+#: rows that halving does not shrink (the whole lineage, the only set of its rank) can cost
+#: seconds each. Once a set fits max_rows its minimisation runs to the end:
 #: an instance returned is always 1-minimal.
 IMPROVING_TRIES = 300
+#: The same limit for the worst level's minimisation, which settles for what it finds: past
+#: it, the smallest set found so far is the answer (still above max_rows, so the search
+#: fails and says how large it is). A set that halving no longer shrinks sheds rows one at a
+#: time, a test each at least, or is 1-minimal already and each of its rows is tested
+#: (yardstick european_football_2 1032: 8,794 sets, 88 s, to a 1-minimal 1,408 rows where a
+#: 2-row instance exists that no proposal holds; california_schools 57, an OFFSET 332: ten
+#: pairs each testing 1,400 sets of 666 rows). In the K=5 and generated yardsticks, none of
+#: the worst levels' minimisations that began above max_rows ended within it.
+SETTLING_TRIES = IMPROVING_TRIES
 #: Rows from which a minimisation removes whole blocks first (:func:`.minimise.ddmin_blocks`;
 #: groups, values of a column ordered under a cut: :mod:`.blocks`): from the whole lineage of a
 #: ``GROUP BY ... HAVING COUNT(*) >= 5`` against a ``DISTINCT``, every half ddmin tries
@@ -509,8 +518,8 @@ class _Best:
         better one stays above ``max_rows`` (a meaningful instance can need many rows: a
         HAVING COUNT(*) > 15), within ``IMPROVING_TRIES`` tests and while ``time_left()``.
         The last level accepts any instance on which both queries run (the worst rank
-        found, if worse), minimised without a limit (what the search did before it
-        ranked); with ``settle`` false it is held to ``max_rows`` like the others, and
+        found, if worse), minimised within ``SETTLING_TRIES`` tests while above max_rows;
+        with ``settle`` false it is held to ``max_rows`` like the others, and
         None comes back when nothing fits. ``by_rank``: the sets to start from, if not
         the ones found so far. A level above the worst that does not fit is added to
         ``unfit``; the levels in ``skip`` are not minimised unless a set of theirs fits
@@ -525,33 +534,37 @@ class _Best:
             start = min((r for rank, r in by_rank.items() if rank <= level), key=len)
             if level in skip and not worst and len(start) > max_rows:
                 continue
-            rows = self._ddmin(start, level, None if last else max_rows, time_left)
+            rows = self._ddmin(start, level, max_rows, time_left, settle=last)
             if rows is not None and (last or len(rows) <= max_rows):
                 return rows
             if unfit is not None and not worst:
                 unfit.add(level)
         return None
 
-    def _ddmin(self, rows: list[int], rank: int, max_rows: int | None,
-               time_left: Callable[[], bool] = lambda: True) -> list[int] | None:
+    def _ddmin(self, rows: list[int], rank: int, max_rows: int,
+               time_left: Callable[[], bool] = lambda: True, settle: bool = False
+               ) -> list[int] | None:
         """``rows`` made 1-minimal within ``rank`` (every row's removal ranks worse), or
-        None when, with ``max_rows``, ``IMPROVING_TRIES`` distinct sets were tested or
-        ``time_left()`` says no, and none as good fits ``max_rows`` yet. The limit never
-        cuts a minimisation short once a set fits: the smallest set so far is not
-        1-minimal, and ddmin then has at most ``max_rows`` rows to go."""
+        None when ``IMPROVING_TRIES`` distinct sets were tested or ``time_left()`` says no,
+        and none as good fits ``max_rows`` yet. The limit never cuts a minimisation short
+        once a set fits: the smallest set so far is not 1-minimal, and ddmin then has at
+        most ``max_rows`` rows to go. With ``settle`` (the worst level), the limit is
+        ``SETTLING_TRIES``, the time left is not asked (the pair's deadline still holds),
+        and the smallest set found comes back instead of None."""
         verdicts: dict[frozenset[int], bool] = {}  # ddmin tests some sets twice
-        smallest = len(rows)
+        smallest = list(rows)
+        tries = SETTLING_TRIES if settle else IMPROVING_TRIES
 
         def as_good(subset: list[int]) -> bool:
             nonlocal smallest
             key = frozenset(subset)
             if key not in verdicts:
-                if max_rows is not None and smallest > max_rows \
-                        and (len(verdicts) >= IMPROVING_TRIES or not time_left()):
+                if len(smallest) > max_rows and (
+                        len(verdicts) >= tries or not (settle or time_left())):
                     raise _Enough
                 verdicts[key] = self.rank_of(subset) <= rank
-                if verdicts[key]:
-                    smallest = min(smallest, len(subset))
+                if verdicts[key] and len(subset) < len(smallest):
+                    smallest = list(subset)
             return verdicts[key]
 
         def ahead(subsets: list[list[int]]) -> None:
@@ -562,7 +575,7 @@ class _Best:
                 rows = ddmin_blocks(rows, self._blocks_of(rows), as_good, ahead)
             return ddmin(rows, as_good, ahead)
         except _Enough:
-            return None
+            return smallest if settle else None
 
     def _blocks_of(self, rows: list[int]) -> list[tuple[Sequence[int], frozenset]]:
         """:func:`.blocks.witness_blocks` of a start set, once per set (in its order)."""
@@ -694,7 +707,7 @@ def _explore(pair: Pair, options: Options, best: _Best, lineages: list[Lineage],
         _with_neighbours(pair, best, pool, options, notes)
     pair.timer.add("search", t1)
     t2 = time.perf_counter()
-    # Every level held to max_rows first: the last one minimised without a limit is the
+    # Every level held to max_rows first: the last one minimised to settle is the
     # instance only when the targeted proposals find none that fits, and minimising it
     # first cost more than they did (superhero x100 task 720: 401 sets for a 64-row
     # degenerate set that ends at 32 rows, then 21 rows from a targeted proposal).
