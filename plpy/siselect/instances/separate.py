@@ -81,8 +81,9 @@ IMPROVING_TRIES = 300
 #: time, a test each at least, or is 1-minimal already and each of its rows is tested
 #: (yardstick european_football_2 1032: 8,794 sets, 88 s, to a 1-minimal 1,408 rows where a
 #: 2-row instance exists that no proposal holds; california_schools 57, an OFFSET 332: ten
-#: pairs each testing 1,400 sets of 666 rows). In the K=5 and generated yardsticks, none of
-#: the worst levels' minimisations that began above max_rows ended within it.
+#: pairs each testing 1,400 sets of 666 rows). In the whole K=5, K=24 and generated
+#: yardsticks, none of the worst levels' minimisations that began above max_rows ended
+#: within it (16 of 16).
 SETTLING_TRIES = IMPROVING_TRIES
 #: Rows from which a minimisation removes whole blocks first (:func:`.minimise.ddmin_blocks`;
 #: groups, values of a column ordered under a cut: :mod:`.blocks`): from the whole lineage of a
