@@ -26,7 +26,7 @@ from siselect.runtime.catalog import load_catalog
 from siselect.runtime.errors import InvalidInput
 from siselect.runtime.results import SeparationResult, TournamentResult, as_dict, from_dict
 from siselect.selection.judges import Judge, make_judge
-from siselect.selection.tournament import check_inputs, run_tournament
+from siselect.selection.tournament import Progress, check_inputs, run_tournament
 from siselect.sqltext.transpile import to_tree
 
 #: What ``**options`` may set, with the defaults (as in the SQL functions).
@@ -62,6 +62,7 @@ def tournament(
     evidence: str | None = None,
     llm_config: Any = None,
     counts: list[int] | None = None,
+    progress: Progress | None = None,
     **opts: Any,
 ) -> TournamentResult:
     """The candidate a round-robin tournament chooses for ``question``.
@@ -70,7 +71,8 @@ def tournament(
     ``llm_config``, a :class:`siselect.selection.llm.LLMConfig`), or any object with the
     :class:`~siselect.selection.judges.Judge` protocol. ``counts``: how often each candidate
     was produced, when they were deduplicated (the consistency prior sums them).
-    ``opts`` as for :func:`separate`.
+    ``progress``: called with each event of the tournament's rounds
+    (:data:`siselect.selection.tournament.Progress`). ``opts`` as for :func:`separate`.
     """
     check_inputs(list(candidates), question, counts)
     chosen = options(**opts)
@@ -82,7 +84,7 @@ def tournament(
         judge = make_judge(judge, tree, llm_config)
     try:
         result = run_tournament(executor, list(candidates), question, evidence, judge, chosen,
-                                reference, catalog, counts=counts)
+                                reference, catalog, counts=counts, progress=progress)
     finally:
         close = getattr(judge, "close", None) if made else None
         if close is not None:

@@ -1,7 +1,9 @@
-"""A one-line progress bar on stderr: done/total, running accuracy, time left.
+"""One progress line on stderr: a bench's bar (done/total, running accuracy, time left),
+and where one tournament is (:class:`RoundProgress`).
 
-On a terminal the line redraws itself (``\\r``); otherwise (a log file, CI) each update
-is a plain line, at most one every few seconds, plus the last.
+On a terminal the line redraws itself (``\\r``); otherwise (a log file, CI) a bench's
+updates are plain lines, at most one every few seconds, plus the last, and a
+tournament's are not shown.
 """
 
 import sys
@@ -62,4 +64,39 @@ class Progress:
     def close(self) -> None:
         if self.tty:
             self.stream.write("\n")
+            self.stream.flush()
+
+
+class RoundProgress:
+    """Where a tournament is (:data:`siselect.selection.tournament.Progress` events), one
+    line on stderr redrawn as it goes, and cleared at the end; only on a terminal: a
+    tournament's result is often read by a script, and one of a few seconds has little
+    to show (a bench, which runs many, prints its own progress everywhere)."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.started = time.monotonic()
+        self.drawn = False
+
+    def __call__(self, event: dict) -> None:
+        if not self.tty:
+            return
+        stage = event["stage"]
+        if stage == "separating":
+            doing = f"separating pair {event['done'] + 1} of {event['of']}"
+        elif stage == "judging":
+            doing = f"asking the judge about {event['of']} instance" + \
+                ("s" if event["of"] != 1 else "")
+        else:
+            doing = "scored"
+        self.stream.write(f"\r\033[Kround {event['round']}: {doing}; {event['duels']} duels "
+                          f"so far, elapsed {_duration(time.monotonic() - self.started)}")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """Clear the line, so that what follows starts on a clean one."""
+        if self.drawn:
+            self.stream.write("\r\033[K")
             self.stream.flush()

@@ -78,6 +78,11 @@ CONFIDENT = math.log(19)
 #: A pair separated again that no instance away from its earlier rows separates: how many
 #: searches, each leaving out one of those rows, may look for an instance that overlaps.
 OVERLAP_SEARCHES = 10
+#: What a tournament tells a caller as it goes: one dict an event, ``stage`` "separating"
+#: (before the ``done``-th of the round's ``of`` pairs is separated), "judging" (``of``
+#: instances asked of the judge) or "played" (the round scored), with ``round`` and
+#: ``duels`` (recorded so far).
+Progress = Callable[[dict[str, Any]], None]
 
 __all__ = ["Entry", "Group", "check_inputs", "group", "prepare", "run_tournament", "verdict",
            "judge_all"]
@@ -118,6 +123,8 @@ class Tournament:
     again: Counter = field(default_factory=Counter)  # why pairs were separated again
     splits: int = 0  # units split by their members' answers on a D'
     next_uid: int = 0
+    # Told where a long tournament is (a caller's progress line): see :data:`Progress`.
+    progress: Progress | None = None
 
     def unit_of(self, index: int) -> Unit:
         return next(u for u in self.units if index in u.members)
@@ -609,12 +616,22 @@ def _again(t: Tournament, p: Pending) -> str | None:
     return None
 
 
+def _tell(t: Tournament, stage: str, number: int, done: int, of: int) -> None:
+    if t.progress is not None:
+        t.progress({"stage": stage, "round": number, "done": done, "of": of,
+                    "duels": len(t.duels)})
+
+
 def play_round(t: Tournament, matches: list[Match], number: int) -> None:
     """Separate every match of the round (database work, in order), judge every instance
     (concurrently where the judge can), then score in the matches' order."""
-    pending = [separate_duel(t, m) for m in matches]
+    pending = []
+    for done, m in enumerate(matches):
+        _tell(t, "separating", number, done, len(matches))
+        pending.append(separate_duel(t, m))
     _server_limit(t)
     asked = [p for p in pending if p.context is not None]
+    _tell(t, "judging", number, 0, len(asked))
     answers = judge_all(t.judge, [p.context for p in asked if p.context is not None],
                         lookahead(t, pending))
     by_match = {id(p): a for p, a in zip(asked, answers, strict=True)}
@@ -644,6 +661,7 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
             record["again"] = p.match.again
             t.again[p.match.again] += 1
         t.duels.append(serialise(Duel, record))
+    _tell(t, "played", number, len(matches), len(matches))
 
 
 def _server_limit(t: Tournament) -> None:
@@ -840,8 +858,12 @@ def run_tournament(
     separations: MutableMapping[MemoKey, Separated] | None = None,
     rules: Rules | None = None,
     counts: list[int] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The whole selection for one question; a JSON-ready dict.
+
+    ``progress``: called as each round goes (:data:`Progress`), for a caller that shows
+    where a long tournament is (an LLM judge's replies take seconds a round).
 
     ``counts``: how often the NL2SQL system produced each candidate, for a caller who
     deduplicated them; a group's consistency prior is then its members' counts summed.
@@ -866,7 +888,7 @@ def run_tournament(
     accuracy = _accuracy(judge, rules)
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),
-                   accuracy=accuracy, spread=_spread(accuracy, rules))
+                   accuracy=accuracy, spread=_spread(accuracy, rules), progress=progress)
     t.entries = prepare(
         executor, catalog, [c if isinstance(c, str) else "" for c in candidates], options.dialect
     )

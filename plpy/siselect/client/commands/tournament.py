@@ -57,6 +57,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from siselect.client.pgexec import PsycopgExecutor
+    from siselect.client.progress import RoundProgress
     from siselect.client.render import tournament_text
     from siselect.runtime.catalog import load_catalog
     from siselect.selection.judges import make_judge
@@ -75,18 +76,23 @@ def run(args: argparse.Namespace) -> int:
         reference = to_tree(args.reference, args.dialect, catalog) if args.reference else None
         config = llm_config_from(args) if args.judge == "llm" else None
         judge = make_judge(args.judge, reference, config)
-        result = run_tournament(
-            executor,
-            candidates,
-            args.question,
-            args.evidence,
-            judge,
-            options,
-            args.reference,
-            catalog,
-            rules=rules,
-            counts=args.counts,
-        )
+        progress = RoundProgress()
+        try:
+            result = run_tournament(
+                executor,
+                candidates,
+                args.question,
+                args.evidence,
+                judge,
+                options,
+                args.reference,
+                catalog,
+                rules=rules,
+                counts=args.counts,
+                progress=progress,
+            )
+        finally:
+            progress.close()
     failure = judge_failure(result)
     if failure:
         # First, before any winner: that winner is only the fallback's.
