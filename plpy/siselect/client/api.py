@@ -15,6 +15,7 @@ search_path. The results are the ones the SQL functions return, as types.
 """
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -41,14 +42,17 @@ def options(**given: Any) -> Options:
     return Options(**given).check()
 
 
-def separate(conn: psycopg.Connection, q1: str, q2: str, **opts: Any) -> SeparationResult:
+def separate(conn: psycopg.Connection, q1: str, q2: str, *,
+             progress: Callable[[int], None] | None = None, **opts: Any) -> SeparationResult:
     """A few real rows on which ``q1`` and ``q2`` disagree, or why there are none.
 
     ``opts``: dialect ("postgres", "sqlite"), strategy ("minimal", "paper"), max_rows,
     seed, backend ("auto", "lineage", "provsql"), with_references, budget_seconds.
+    ``progress``: called with the number of row sets tested so far, after each.
     Invalid queries raise :class:`~siselect.runtime.errors.SiselectError` (with a SQLSTATE).
     """
-    result = separation.separate(PsycopgExecutor(conn), q1, q2, options(**opts))
+    result = separation.separate(PsycopgExecutor(conn), q1, q2, options(**opts),
+                                 progress=progress)
     return from_dict(SeparationResult, result)
 
 

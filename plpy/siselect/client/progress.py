@@ -67,21 +67,43 @@ class Progress:
             self.stream.flush()
 
 
-class RoundProgress:
-    """Where a tournament is (:data:`siselect.selection.tournament.Progress` events), one
-    line on stderr redrawn as it goes, and cleared at the end; only on a terminal: a
-    tournament's result is often read by a script, and one of a few seconds has little
-    to show (a bench, which runs many, prints its own progress everywhere)."""
+class StatusLine:
+    """One line on stderr saying where a long command is, redrawn at most every
+    :data:`REDRAW_SECONDS` and cleared at the end; only on a terminal: the result of a
+    ``separate`` or a ``tournament`` is often read by a script, and most take a few seconds
+    (a bench, which runs many, prints its own progress everywhere)."""
 
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.started = time.monotonic()
-        self.drawn = False
+        self._drawn_at: float | None = None
 
-    def __call__(self, event: dict) -> None:
+    def show(self, text: str, now: bool = False) -> None:
+        """Draw ``text`` with the time elapsed (``now``: even right after another)."""
         if not self.tty:
             return
+        at = time.monotonic()
+        if not now and self._drawn_at is not None and at - self._drawn_at < REDRAW_SECONDS:
+            return
+        self._drawn_at = at
+        self.stream.write(f"\r\033[K{text}, elapsed {_duration(at - self.started)}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Clear the line, so that what follows starts on a clean one."""
+        if self._drawn_at is not None:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+REDRAW_SECONDS = 0.1
+
+
+class RoundProgress(StatusLine):
+    """Where a tournament is (:data:`siselect.selection.tournament.Progress` events)."""
+
+    def __call__(self, event: dict) -> None:
         stage = event["stage"]
         if stage == "separating":
             doing = f"separating pair {event['done'] + 1} of {event['of']}"
@@ -90,13 +112,12 @@ class RoundProgress:
                 ("s" if event["of"] != 1 else "")
         else:
             doing = "scored"
-        self.stream.write(f"\r\033[Kround {event['round']}: {doing}; {event['duels']} duels "
-                          f"so far, elapsed {_duration(time.monotonic() - self.started)}")
-        self.stream.flush()
-        self.drawn = True
+        # Each event is a step worth seeing: none is skipped for being soon after another.
+        self.show(f"round {event['round']}: {doing}; {event['duels']} duels so far", now=True)
 
-    def close(self) -> None:
-        """Clear the line, so that what follows starts on a clean one."""
-        if self.drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+
+class SearchProgress(StatusLine):
+    """How far one search for a separating instance is: the row sets it has tested."""
+
+    def __call__(self, tests: int) -> None:
+        self.show(f"searching: {tests} row set{'s' if tests != 1 else ''} tested")

@@ -198,6 +198,7 @@ class Pair:
     # The other members of the two queries' groups (equal answers on D): what D keeps
     # through their joins, D' keeps too (separate._kept_joins).
     related: tuple[exp.Query, ...] = ()
+    progress: Callable[[int], None] | None = None  # told the row sets tested, after each
     _cache: dict[frozenset[int], tuple[Rows, Rows]] = field(default_factory=dict)
     # by id of one of trees and the rows kept with their ties (None: the query's own)
     _tied: dict[tuple[int, int | None], exp.Query] = field(default_factory=dict)
@@ -324,6 +325,8 @@ class Pair:
             if any(isinstance(a, Failed) for a in self._cache[key]):
                 self.failed_tests += 1
             self.timer.add("verification", started)
+            if self.progress is not None:
+                self.progress(self.tests)
         return self._cache[key]
 
     def grouped(self, key: frozenset[int]) -> RowsByTable:

@@ -155,16 +155,19 @@ def separate(
     q2: str,
     options: Options | None = None,
     catalog: Catalog | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Separate ``q1`` and ``q2`` on the database behind ``executor``; a JSON-ready dict.
 
     Invalid queries and queries that fail on D raise :class:`SiselectError` (with the
-    SQLSTATE); everything else is a ``status`` in the result.
+    SQLSTATE); everything else is a ``status`` in the result. ``progress``: called with the
+    number of row sets tested so far, after each (for a caller's progress line).
     """
     options = (options or Options()).check()
     started = time.perf_counter()
     catalog = catalog or load_catalog(executor)
-    pair = Pair(executor, catalog, parse_pair(q1, q2, options.dialect, catalog, executor))
+    pair = Pair(executor, catalog, parse_pair(q1, q2, options.dialect, catalog, executor),
+                progress=progress)
     a1, a2 = run_on_d(pair)
     pair.timer.add("execution", started)
     return separate_pair(pair, a1, a2, options, started)

@@ -40,6 +40,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from siselect.client.pgexec import PsycopgExecutor
+    from siselect.client.progress import SearchProgress
     from siselect.client.render import separation_text
     from siselect.instances.separate import separate
 
@@ -48,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
     if len(queries) != 2:
         raise InvalidInput(f"separate takes two queries, got {len(queries)}")
     with connect_db(args) as conn:
-        result = separate(PsycopgExecutor(conn), queries[0], queries[1], options)
+        progress = SearchProgress()
+        try:
+            result = separate(PsycopgExecutor(conn), queries[0], queries[1], options,
+                              progress=progress)
+        finally:
+            progress.close()
     if args.json:
         emit_json(result)
     else:

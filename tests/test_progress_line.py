@@ -1,13 +1,16 @@
-"""``siselect tournament`` shows where it is on a terminal, and nothing elsewhere.
+"""``siselect tournament`` and ``separate`` show where they are on a terminal, and nothing
+elsewhere.
 
-A tournament with an LLM judge waits seconds a round for its replies; on a terminal one
-line on stderr says which round, which pair is being separated or how many instances the
-judge was asked about, and is cleared at the end. A script reading stdout and stderr sees
-neither. The terminal here is a real pseudo-terminal (``os.openpty``).
+A tournament with an LLM judge waits seconds a round for its replies, and a search can
+test thousands of row sets; on a terminal one line on stderr says which round, which pair
+is being separated, how many instances the judge was asked about, or how many row sets a
+search has tested, and is cleared at the end. A script reading stdout and stderr sees
+none of it. The terminal here is a real pseudo-terminal (``os.openpty``).
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,18 +50,23 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def test_a_terminal_sees_the_rounds_go_and_the_line_cleared(dsn, superhero):
+def _on_a_terminal(command: list[str]) -> tuple[int, dict, str]:
+    """Run ``command`` (ending in --json) with stderr on a pseudo-terminal: its exit
+    code, the result on stdout, and what the terminal was shown."""
     master, slave = os.openpty()
     try:
-        process = subprocess.Popen(_command(dsn, superhero, "--json"), stdout=subprocess.PIPE,
-                                   stderr=slave, env=_env())
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=slave, env=_env())
         os.close(slave)
         out, _ = process.communicate(timeout=300)
         err = _read_all(master).decode()
     finally:
         os.close(master)
-    assert process.returncode == 0, err
-    result = json.loads(out.decode().strip().splitlines()[-1])  # stdout holds no progress
+    return process.returncode, json.loads(out.decode().strip().splitlines()[-1]), err
+
+
+def test_a_terminal_sees_the_rounds_go_and_the_line_cleared(dsn, superhero):
+    code, result, err = _on_a_terminal(_command(dsn, superhero, "--json"))
+    assert code == 0, err
     rounds = result["schedule"]["rounds"]
     assert rounds >= 1
     assert "round 1: separating pair 1 of " in err
@@ -73,6 +81,11 @@ def test_a_pipe_sees_no_progress(dsn, superhero):
     assert process.returncode == 0, process.stderr
     assert b"round 1" not in process.stderr and b"\r" not in process.stderr
     assert b"round 1" not in process.stdout
+    process = subprocess.run(
+        [sys.executable, "-m", "siselect", "separate", "--dsn", dsn, "--db", superhero,
+         CANDIDATES[0], CANDIDATES[2]], capture_output=True, env=_env(), timeout=300)
+    assert process.returncode == 0, process.stderr
+    assert b"searching" not in process.stderr and b"\r" not in process.stderr
 
 
 def test_the_events_follow_the_rounds(dsn, superhero):
@@ -90,3 +103,14 @@ def test_the_events_follow_the_rounds(dsn, superhero):
     assert all(0 <= e["done"] < e["of"] for e in separating)
     judging = [e for e in events if e["stage"] == "judging"]
     assert sum(e["of"] for e in judging) == result["schedule"]["judged"]
+
+
+def test_a_terminal_sees_a_search_count_its_row_sets(dsn, superhero):
+    code, result, err = _on_a_terminal(
+        [sys.executable, "-m", "siselect", "separate", "--dsn", dsn, "--db", superhero,
+         "--json", CANDIDATES[0], CANDIDATES[2]])
+    assert code == 0 and result["status"] == "separated", err
+    shown = [int(n) for n in re.findall(r"searching: (\d+) row sets? tested", err)]
+    assert shown and shown[0] == 1, err  # the first test is drawn at once
+    assert shown == sorted(shown) and shown[-1] <= result["tries"], (shown, result["tries"])
+    assert err.endswith("\r\033[K"), repr(err[-40:])
