@@ -1,9 +1,9 @@
 """One progress line on stderr: a bench's bar (done/total, running accuracy, time left),
-and where one tournament is (:class:`RoundProgress`).
+and where one tournament or one search is (:class:`StatusLine`).
 
 On a terminal the line redraws itself (``\\r``); otherwise (a log file, CI) a bench's
 updates are plain lines, at most one every few seconds, plus the last, and a
-tournament's are not shown.
+tournament's or a search's are not shown.
 """
 
 import sys
@@ -67,6 +67,10 @@ class Progress:
             self.stream.flush()
 
 
+#: A status line is drawn again at most this often (a search tests hundreds of sets a second).
+REDRAW_SECONDS = 0.1
+
+
 class StatusLine:
     """One line on stderr saying where a long command is, redrawn at most every
     :data:`REDRAW_SECONDS` and cleared at the end; only on a terminal: the result of a
@@ -95,9 +99,6 @@ class StatusLine:
         if self._drawn_at is not None:
             self.stream.write("\r\033[K")
             self.stream.flush()
-
-
-REDRAW_SECONDS = 0.1
 
 
 class RoundProgress(StatusLine):

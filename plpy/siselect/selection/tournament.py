@@ -79,7 +79,7 @@ CONFIDENT = math.log(19)
 #: searches, each leaving out one of those rows, may look for an instance that overlaps.
 OVERLAP_SEARCHES = 10
 #: What a tournament tells a caller as it goes: one dict an event, ``stage`` "separating"
-#: (before the ``done``-th of the round's ``of`` pairs is separated), "judging" (``of``
+#: (before the ``done``-th of the round's ``of`` pairs is separated), "judging" (``of`` > 0
 #: instances asked of the judge) or "played" (the round scored), with ``round`` and
 #: ``duels`` (recorded so far).
 Progress = Callable[[dict[str, Any]], None]
@@ -631,7 +631,8 @@ def play_round(t: Tournament, matches: list[Match], number: int) -> None:
         pending.append(separate_duel(t, m))
     _server_limit(t)
     asked = [p for p in pending if p.context is not None]
-    _tell(t, "judging", number, 0, len(asked))
+    if asked:
+        _tell(t, "judging", number, 0, len(asked))
     answers = judge_all(t.judge, [p.context for p in asked if p.context is not None],
                         lookahead(t, pending))
     by_match = {id(p): a for p, a in zip(asked, answers, strict=True)}
