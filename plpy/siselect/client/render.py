@@ -6,15 +6,10 @@ from typing import Any
 from siselect.instances.render import value_text
 
 
-def cell(value: Any) -> str:
-    """A value as the reports and the judge write it (NULL, true/false, an array as JSON),
-    text as it is (an empty one shown as "")."""
-    return value_text(value)
-
-
 def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = 50) -> str:
-    """A boxed-less aligned table like psql's, with a row count footer."""
-    shown = [[cell(v) for v in row] for row in rows[:limit]]
+    """A boxed-less aligned table like psql's, with a row count footer; values written as
+    the reports and the judge write them (NULL, true/false, an array as JSON)."""
+    shown = [[value_text(v) for v in row] for row in rows[:limit]]
     widths = [len(c) for c in columns]
     for row in shown:
         widths = [max(w, len(v)) for w, v in zip(widths, row, strict=True)]
