@@ -34,7 +34,7 @@ from siselect.runtime import privileges, rowids, views
 from siselect.runtime.catalog import Catalog, ForeignKey
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import Executor, quote_ident
-from siselect.runtime.named_schemas import schema_named
+from siselect.runtime.named_schemas import relation_of
 from siselect.runtime.privileges import readable_columns
 from siselect.runtime.views import relation_reads
 from siselect.witnesses.lineage.analysis import from_items
@@ -204,8 +204,7 @@ def _carrying(relation: exp.Expr, catalog: Catalog, b: str, y: str) -> tuple[str
 
 def _names(relation: exp.Expr, catalog: Catalog, table: str) -> bool:
     """Whether ``relation`` (a FROM item) is the catalog's ``table``."""
-    found = catalog.relation(relation.name, schema_named(relation)) \
-        if isinstance(relation, exp.Table) else None
+    found = relation_of(catalog, relation) if isinstance(relation, exp.Table) else None
     return found is not None and found.name == table
 
 

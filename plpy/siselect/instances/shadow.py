@@ -22,7 +22,7 @@ from siselect.runtime.bounded import keep
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import QueryFailed
 from siselect.runtime.executor import PARAM_TYPES, Param, quote_ident, quote_literal
-from siselect.runtime.named_schemas import schema_named
+from siselect.runtime.named_schemas import relation_of
 from siselect.runtime.privileges import readable_columns, whole
 from siselect.runtime.views import relation_reads
 from siselect.witnesses.lineage.analysis import from_items
@@ -76,7 +76,7 @@ def _table_aliases(tree: exp.Query, catalog: Catalog) -> dict[str, str]:
     tables = set(base_tables(tree, catalog))
     named: dict[str, set[str]] = {}
     for table in tree.find_all(exp.Table):
-        found = catalog.relation(table.name, schema_named(table))
+        found = relation_of(catalog, table)
         if found is not None and found.name in tables:
             named.setdefault(table.alias_or_name, set()).add(found.name)
     return {alias: names.pop() for alias, names in named.items() if len(names) == 1}

@@ -10,7 +10,7 @@ D' siselect would read the other one.
 
 from sqlglot import exp
 
-from siselect.runtime.catalog import Catalog, load_catalog
+from siselect.runtime.catalog import Catalog, Table, load_catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor, quote_ident
 
@@ -20,13 +20,24 @@ FEATURE_NOT_SUPPORTED = "0A000"
 SYSTEM = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 
 
+def _folded(ident: exp.Identifier) -> str:
+    """A name as PostgreSQL reads it: an unquoted one folded to lower case."""
+    return ident.name if ident.quoted else ident.name.lower()
+
+
 def schema_named(table: exp.Table) -> str | None:
-    """The schema a relation reference names, as PostgreSQL reads it (an unquoted name
-    folded to lower case), or None when it names none."""
+    """The schema a relation reference names, as PostgreSQL reads it, or None when it
+    names none."""
     ident = table.args.get("db")
     if not isinstance(ident, exp.Identifier) or not ident.name:
         return None
-    return ident.name if ident.quoted else ident.name.lower()
+    return _folded(ident)
+
+
+def relation_of(catalog: Catalog, table: exp.Table) -> Table | None:
+    """The catalog's relation a query's reference reads (:meth:`.Catalog.relation`: the
+    one of that name, and of the schema the reference names, if it names one)."""
+    return catalog.relation(table.name, schema_named(table))
 
 
 def _named(tree: exp.Expr) -> list[tuple[str, str, exp.Table]]:
@@ -35,8 +46,7 @@ def _named(tree: exp.Expr) -> list[tuple[str, str, exp.Table]]:
     for table in tree.find_all(exp.Table):
         schema = schema_named(table)
         if schema is not None and isinstance(table.this, exp.Identifier):
-            name = table.name if table.this.quoted else table.name.lower()
-            found.append((schema, name, table))
+            found.append((schema, _folded(table.this), table))
     return found
 
 

@@ -14,7 +14,7 @@ import sqlglot
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog, Table
-from siselect.runtime.named_schemas import schema_named
+from siselect.runtime.named_schemas import relation_of
 
 MAX_DEPTH = 32  # views over views; PostgreSQL has no cycles, this only bounds a bad catalog
 
@@ -38,7 +38,7 @@ def relation_reads(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[exp.Table
     for table in tree.find_all(exp.Table):
         if table.name in ctes and not table.db:
             continue
-        found = catalog.relation(table.name, schema_named(table))
+        found = relation_of(catalog, table)
         if found is not None:
             yield table, found.name
 
@@ -47,7 +47,7 @@ def inline_view(table: exp.Table, catalog: Catalog) -> Table | None:
     """The catalog's view of ``inline`` identity that ``table`` names, if it names one."""
     if not isinstance(table.this, exp.Identifier):
         return None
-    found = catalog.relation(table.name, schema_named(table))
+    found = relation_of(catalog, table)
     if found is None or found.identity != "inline" or found.definition is None:
         return None
     return found

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
-from siselect.runtime.named_schemas import schema_named
+from siselect.runtime.named_schemas import relation_of
 from siselect.witnesses.lineage.context import Env, ident_key
 from siselect.witnesses.lineage.rep import sql
 
@@ -247,7 +247,7 @@ def source_of(item: exp.Expr, catalog: Catalog, env: Env,
             return Source(item, alias, renamed or local_ctes[key])
         if not item.db and key in env.ctes:
             return Source(item, alias, renamed or env.ctes[key].columns)
-        table = catalog.relation(item.name, schema_named(item))
+        table = relation_of(catalog, item)
         if table is None:
             return Source(item, alias, renamed)
         return Source(item, alias, renamed or [c.name for c in table.columns],
