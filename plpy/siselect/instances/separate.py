@@ -55,14 +55,14 @@ from siselect.instances.ties import (
 )
 from siselect.instances.unknowns import null_rows, tested_columns, unknown_rows
 from siselect.instances.witness_cache import witness_rows
-from siselect.runtime import deadline, named_schemas
+from siselect.runtime import deadline
 from siselect.runtime.answers import normal_answer
 from siselect.runtime.catalog import Catalog, load_catalog
 from siselect.runtime.errors import InvalidInput, QueryFailed, SiselectError
 from siselect.runtime.executor import Executor, Rows
 from siselect.runtime.results import SeparationResult, serialise
 from siselect.sqltext import nondeterminism
-from siselect.sqltext.transpile import to_tree
+from siselect.sqltext.transpile import to_read_tree, to_tree
 from siselect.witnesses import BACKENDS, Lineage, executor_for
 
 STRATEGIES = ("minimal", "paper")
@@ -131,9 +131,8 @@ def parse_pair(q1: str, q2: str, dialect: str, catalog: Catalog,
     trees = []
     for label, sql in (("q1", q1), ("q2", q2)):
         try:
-            trees.append(to_tree(sql, dialect, catalog))
-            if executor is not None:
-                named_schemas.cover(executor, catalog, trees[-1])
+            trees.append(to_tree(sql, dialect, catalog) if executor is None
+                         else to_read_tree(sql, dialect, catalog, executor))
         except SiselectError as exc:
             raise type(exc)(f"{label}: {exc.message}", exc.sqlstate, exc.detail) from None
     return trees[0], trees[1]

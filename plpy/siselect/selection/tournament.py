@@ -26,7 +26,7 @@ from siselect.instances.pair import Failed, OnRows, Pair, failure, group_rows, r
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shrink import smaller_instances
 from siselect.instances.witness_cache import WitnessCache
-from siselect.runtime import named_schemas, privileges
+from siselect.runtime import privileges
 from siselect.runtime.answers import (
     JUDGE_TOLERANCE,
     Tolerance,
@@ -56,7 +56,7 @@ from siselect.selection.schedule import (
 )
 from siselect.selection.scoring import Unit
 from siselect.selection.server_slots import AdvisorySlots
-from siselect.sqltext.transpile import to_tree
+from siselect.sqltext.transpile import to_read_tree
 
 MAX_CANDIDATES = 64
 # How often one candidate may have been produced: any real sampling count fits.
@@ -143,8 +143,7 @@ def prepare(
     for index, sql in enumerate(candidates):
         entry = Entry(index, sql)
         try:
-            entry.tree = to_tree(sql, dialect, catalog)
-            named_schemas.cover(executor, catalog, entry.tree)
+            entry.tree = to_read_tree(sql, dialect, catalog, executor)
             entry.answer = run_capped(executor, entry.tree)
         except Cancelled:
             raise
@@ -883,9 +882,8 @@ def run_tournament(
     started = time.perf_counter()
     rules = (rules or Rules()).resolved(options.strategy)
     catalog = catalog or load_catalog(executor)
-    ref_tree = to_tree(reference, options.dialect, catalog) if reference else None
-    if ref_tree is not None:
-        named_schemas.cover(executor, catalog, ref_tree)
+    ref_tree = to_read_tree(reference, options.dialect, catalog, executor) if reference \
+        else None
     accuracy = _accuracy(judge, rules)
     t = Tournament(executor, catalog, judge, options, question, evidence, ref_tree, rules,
                    separations=separations if separations is not None else SeparationMemo(),

@@ -8,8 +8,10 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from siselect.runtime import named_schemas
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import InvalidInput
+from siselect.runtime.executor import Executor
 from siselect.sqltext.check import parse_select
 from siselect.sqltext.sqlite_rules.bare_columns import bare_columns
 from siselect.sqltext.sqlite_rules.boolean_context import boolean_context
@@ -65,6 +67,15 @@ def to_tree(sql: str, dialect: str = "postgres", catalog: Catalog | None = None)
         for rule in SQLITE_RULES:
             tree = rule(tree, catalog)
     assert isinstance(tree, exp.Query), "a rewrite must keep the query a query"
+    return tree
+
+
+def to_read_tree(sql: str, dialect: str, catalog: Catalog, executor: Executor) -> exp.Query:
+    """:func:`to_tree` of a query siselect is to run and read the rows of: the catalog then
+    also holds the schemas it names, or it is refused where one of their relations is
+    hidden (:func:`siselect.runtime.named_schemas.cover`, in place)."""
+    tree = to_tree(sql, dialect, catalog)
+    named_schemas.cover(executor, catalog, tree)
     return tree
 
 

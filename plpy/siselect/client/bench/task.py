@@ -29,7 +29,6 @@ from siselect.client.bench.noise import NoisePlan, replay
 from siselect.client.bench.record import BenchRecord
 from siselect.instances.pair import run_capped
 from siselect.instances.separate import Options
-from siselect.runtime import named_schemas
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
@@ -41,7 +40,7 @@ from siselect.selection.report_view import Inputs
 from siselect.selection.rules import Rules
 from siselect.selection.tournament import Entry, group, prepare, run_tournament
 from siselect.sqltext.nondeterminism import reason_on
-from siselect.sqltext.transpile import to_tree
+from siselect.sqltext.transpile import to_read_tree
 
 DIALECT = "sqlite"  # BIRD's candidates and gold queries (``--dialect postgres``: mini-dev's)
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
@@ -237,8 +236,7 @@ def run_task(executor: Executor, catalog: Catalog, task: Task, settings: Setting
     record: dict[str, Any] = {"question_id": task.question_id, "db_id": task.db_id,
                               "difficulty": task.difficulty, "candidates": len(task.candidates)}
     try:
-        gold = to_tree(task.sql, settings.options.dialect, catalog)
-        named_schemas.cover(executor, catalog, gold)
+        gold = to_read_tree(task.sql, settings.options.dialect, catalog, executor)
         gold_answer = run_capped(executor, gold)
         gold_rows = gold_answer.rows
         # Then which candidates are "correct on D" is the engine's pick among tied rows.
