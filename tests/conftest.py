@@ -170,6 +170,16 @@ def readable_schema(dsn: str, schema: str, *statements: str) -> str:
     return schema
 
 
+def separated_on(dsn: str, schema: str, q1: str, q2: str) -> dict:
+    """siselect's ``separate`` of ``q1`` and ``q2`` on ``schema``, through the client's
+    executor, with the default options (a test's module settings patched still apply)."""
+    from siselect.client.pgexec import PsycopgExecutor, connect
+    from siselect.instances.separate import Options, separate
+
+    with connect(dsn, schema, statement_timeout_ms=30_000) as conn:
+        return separate(PsycopgExecutor(conn), q1, q2, Options())
+
+
 @contextlib.contextmanager
 def loaded_executor(dsn: str, sqlite_path: Path, schema: str):
     """A SQLite file loaded (again) into ``schema``, and an executor reading that schema."""

@@ -15,11 +15,10 @@ keeps a hero out of an anti-join (``LEFT JOIN ... IS NULL``, ``NOT EXISTS``, ``N
 import pytest
 import sqlglot
 
-from conftest import readable_schema
-from siselect.client.pgexec import PsycopgExecutor, connect
+from conftest import readable_schema, separated_on
+from siselect.client.pgexec import connect
 from siselect.instances import neighbours
 from siselect.instances import separate as separate_module
-from siselect.instances.separate import Options, separate
 from siselect.runtime.catalog import load_catalog
 
 EVER = ("SELECT DISTINCT t.name FROM season AS s JOIN team AS t ON s.team_id = t.id "
@@ -44,11 +43,6 @@ def seasons(dsn: str) -> str:
         "generate_series(1, 4) AS y")
 
 
-def _separate(dsn: str, schema: str, q1: str = EVER, q2: str = LATEST) -> dict:
-    with connect(dsn, schema, statement_timeout_ms=30_000) as conn:
-        return separate(PsycopgExecutor(conn), q1, q2, Options())
-
-
 def test_the_data_holds_teams_that_part(dsn, seasons):
     with connect(dsn, seasons, statement_timeout_ms=30_000) as conn:
         ever = conn.execute(EVER).fetchall()
@@ -58,7 +52,7 @@ def test_the_data_holds_teams_that_part(dsn, seasons):
 
 def test_a_team_is_given_its_latest_season(dsn, seasons, monkeypatch):
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)  # as on a large D
-    result = _separate(dsn, seasons)
+    result = separated_on(dsn, seasons, EVER, LATEST)
     assert result["status"] == "separated", result
     assert any("share a key with its rows" in n for n in result["notes"]), result["notes"]
     answers = result["answers"]
@@ -81,7 +75,7 @@ def test_a_team_is_given_its_latest_season(dsn, seasons, monkeypatch):
 def test_without_the_partitions_nothing_separates(dsn, seasons, monkeypatch):
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)
     monkeypatch.setattr(separate_module, "NEIGHBOURED", 0)
-    assert _separate(dsn, seasons)["status"] == "failed"
+    assert separated_on(dsn, seasons, EVER, LATEST)["status"] == "failed"
 
 
 #: Teams without a season before 2013, against every team, four ways.
@@ -117,7 +111,7 @@ def late_teams(dsn: str) -> str:
 @pytest.mark.parametrize("without", WITHOUT)
 def test_a_team_is_given_the_season_that_keeps_it_out(dsn, late_teams, without, monkeypatch):
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)
-    result = _separate(dsn, late_teams, without, ALL_TEAMS)
+    result = separated_on(dsn, late_teams, without, ALL_TEAMS)
     assert result["status"] == "separated", result
     assert result["meaning"] == "meaningful", result
     answers = result["answers"]
@@ -132,7 +126,7 @@ def test_without_neighbours_the_anti_joins_do_not_separate(dsn, late_teams, with
                                                            monkeypatch):
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)
     monkeypatch.setattr(separate_module, "NEIGHBOURED", 0)
-    assert _separate(dsn, late_teams, without, ALL_TEAMS)["status"] == "failed"
+    assert separated_on(dsn, late_teams, without, ALL_TEAMS)["status"] == "failed"
 
 
 def _links(executor, sql: str) -> list[neighbours.Link]:
@@ -223,7 +217,7 @@ def test_a_witness_with_its_neighbours_meets_the_other_sides(dsn, totals, monkey
     # together, event 2 totals 1 and both queries name it; either with its neighbours alone
     # holds one event. Event 2's other expenses next to event 1's part the two.
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)
-    result = _separate(dsn, totals, LOWEST_TOTAL, CHEAPEST)
+    result = separated_on(dsn, totals, LOWEST_TOTAL, CHEAPEST)
     assert result["status"] == "separated", result
     assert result["answers"]["q1"]["rows"] == [["event 1"]], result["answers"]
     assert result["answers"]["q2"]["rows"] == [["event 2"]], result["answers"]
@@ -261,7 +255,7 @@ def test_a_cut_gives_a_row_the_rows_that_outrank_it(dsn, regions, monkeypatch):
     monkeypatch.setattr(separate_module, "UNION_LIMIT", 4)  # as on a large D
     with connect(dsn, regions, statement_timeout_ms=30_000) as conn:
         assert conn.execute(AS_NUMBER).fetchall() != conn.execute(AS_TEXT).fetchall()
-    result = _separate(dsn, regions, AS_NUMBER, AS_TEXT)
+    result = separated_on(dsn, regions, AS_NUMBER, AS_TEXT)
     assert result["status"] == "separated", result
     held = {(i, people) for i, _, people in result["instance"]["district"]["rows"]}
     assert (1, "112.5") in held and any(p > "112.5" for _, p in held), held

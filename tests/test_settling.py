@@ -11,10 +11,9 @@ european_football_2 1032: 8,794 tests, 88 s, to a 1-minimal 1,408 rows, the pair
 
 import pytest
 
-from conftest import readable_schema
-from siselect.client.pgexec import PsycopgExecutor, connect
+from conftest import readable_schema, separated_on
 from siselect.instances import separate as separate_module
-from siselect.instances.separate import Options, separate
+from siselect.instances.separate import Options
 
 FEWEST = ("SELECT l.name, t.c FROM league AS l JOIN (SELECT (ARRAY_AGG(s.league_id ORDER BY "
           "s.cnt))[1] AS league_id, MIN(s.cnt) AS c FROM (SELECT league_id, COUNT(id) AS cnt "
@@ -39,16 +38,11 @@ def leagues(dsn: str) -> str:
         "AS i, generate_series(1, 10) AS g WHERE g <= 1 + (i * 7) % 10")
 
 
-def _separate(dsn: str, schema: str) -> dict:
-    with connect(dsn, schema, statement_timeout_ms=30_000) as conn:
-        return separate(PsycopgExecutor(conn), FEWEST, MOST, Options())
-
-
 def test_the_settling_minimisation_stops_at_its_limit(dsn, leagues, monkeypatch):
     monkeypatch.setattr(separate_module, "SETTLING_TRIES", 10**9)  # as before the limit
-    unlimited = _separate(dsn, leagues)
+    unlimited = separated_on(dsn, leagues, FEWEST, MOST)
     monkeypatch.setattr(separate_module, "SETTLING_TRIES", 200)
-    limited = _separate(dsn, leagues)
+    limited = separated_on(dsn, leagues, FEWEST, MOST)
     max_rows = Options().max_rows
     for result in (unlimited, limited):
         assert result["status"] == "failed", result

@@ -10,10 +10,8 @@ unseparated for another reason: there the whole cut is one tie.)
 
 import pytest
 
-from conftest import readable_schema
-from siselect.client.pgexec import PsycopgExecutor, connect
+from conftest import readable_schema, separated_on
 from siselect.instances import ties
-from siselect.instances.separate import Options, separate
 from siselect.runtime.executor import Rows
 
 FIRST_RULINGS = ("SELECT c.name FROM card AS c JOIN ruling AS r ON r.card_id = c.id "
@@ -66,17 +64,12 @@ def rulings(dsn: str) -> str:
         "INSERT INTO cut_ties.ruling VALUES (1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 3, 3)")
 
 
-def _separated(dsn: str, schema: str) -> dict:
-    with connect(dsn, schema, statement_timeout_ms=30_000) as conn:
-        return separate(PsycopgExecutor(conn), FIRST_RULINGS, FIRST_CARDS, Options())
-
-
 def test_a_tie_that_cannot_give_the_other_answer_separates(dsn, rulings):
-    result = _separated(dsn, rulings)
+    result = separated_on(dsn, rulings, FIRST_RULINGS, FIRST_CARDS)
     assert result["status"] == "separated", result
     assert sorted(result["answers"]["q2"]["rows"]) == [["x"], ["y"], ["z"]]
 
 
 def test_taking_every_tie_for_an_explanation_does_not(dsn, rulings, monkeypatch):
     monkeypatch.setattr(ties, "could_return", lambda *args: True)
-    assert _separated(dsn, rulings)["status"] == "nondeterministic"
+    assert separated_on(dsn, rulings, FIRST_RULINGS, FIRST_CARDS)["status"] == "nondeterministic"
