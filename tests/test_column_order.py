@@ -73,6 +73,36 @@ def test_judge_matches_prefers_the_side_with_the_judges_null_row():
     assert judge_matches([[(None,)], [(None,)]], [["null"]]) == [True, True]
 
 
+def test_the_reference_judge_counts_a_null_row_as_a_row_even_alone():
+    """A trusted query's answer is SQL's: one NULL row and no row are two answers (BIRD's
+    rule), so a candidate answering a NULL row no longer matches a reference answering no
+    row when it is the only one near it (yardstick formula_1 975 and 1015: a wrong
+    candidate's NULL year won duels against the one right on D, on instances where the
+    gold found no row). An LLM's reply keeps the leniency; a noisy judge keeps its inner
+    judge's comparison."""
+    import random
+
+    from siselect.runtime.answers import REFERENCE_TOLERANCE
+    from siselect.runtime.executor import Rows
+    from siselect.selection.judges import NoisyJudge, ReferenceJudge
+    from siselect.selection.tournament import verdict
+
+    exact = ReferenceJudge.tolerance
+    assert exact == REFERENCE_TOLERANCE and exact.null_rows
+    assert judge_matches([[(None,)], None], [], exact) == [False, False]
+    assert judge_matches([[(None,)], [(1,)]], [[None]], exact) == [True, False]
+    assert not matches_judge([(1,), (None,)], [[1]], exact)
+    assert matches_judge([(1,), (None,)], [[1], [None]], exact)
+    assert matches_judge([(None, None)], [[None, None]], exact)
+    null_year, a_year = Rows(["year"], [(None,)]), Rows(["year"], [(59,)])
+    assert verdict([], null_year, a_year)[0] == "a"  # an LLM's "nothing" may be either
+    assert verdict([], null_year, a_year, exact) == ("draw",
+                                                     "neither answer matches the judge's")
+    assert verdict([[None]], null_year, a_year, exact)[0] == "a"
+    noisy = NoisyJudge(ReferenceJudge(None), 0.2, random.Random(1), [])
+    assert noisy.tolerance == exact
+
+
 def test_the_llm_judges_written_answer_is_compared_by_the_same_rule():
     """The verdict an LLM's reply (text, its own precision and tolerance) gets between two
     column orders: its order wins; a reply in neither order is a draw, as before."""

@@ -272,3 +272,34 @@ def test_a_row_set_tested_reads_each_answer_normalised_once(executor, monkeypatc
     assert len(normalised) == sum(len(a.rows) for a in found) > len(orphan)
     assert pair.normal(found[0]) is pair.normal(found[0])
     assert meaning.assess(rows, found).rank == MEANINGFUL  # the same without the kept forms
+
+
+def test_a_null_group_on_top_as_on_d_keeps_its_meaning_from_a_sampled_witness(executor):
+    """The most common weight, NULL weights counted as a group (they are the most common
+    after 0) against NULLs left out: every separating instance gives the first query a NULL
+    top row, as on D. The pool holds only a sample of the 64 NULL-weight heroes, and any
+    one of them in D' is a witness of that NULL; before, a witness counted only from a pool
+    known whole, so each instance ranked degenerate and the search kept a 1-row instance on
+    which the other query's answer is empty (yardstick card_games 511 on new data: the most
+    common frame effect, lost by the candidate right on D)."""
+    by_weight = ("SELECT weight_kg FROM superhero WHERE weight_kg {} GROUP BY weight_kg "
+                 "ORDER BY COUNT(*) DESC LIMIT 1")
+    known = by_weight.format("<> 0")
+    with_nulls = by_weight.format("IS DISTINCT FROM 0")
+    result = schema_valid("separation", separation.separate(executor, known, with_nulls))
+    assert result["meaning"] == "meaningful" and result["degenerate"] is False
+    assert result["answers"]["q2"]["rows"] == [[None]]
+    assert result["answers"]["q1"]["rows"] not in ([], [[None]])
+    assert result["rows"] >= 3  # a known weight once, and NULL weights more often
+
+    pair, catalog = pair_of(executor, known, with_nulls)
+    on_d = tuple(pair.run_strict(t) for t in pair.trees)
+    unknown = row_ids(executor, catalog, "superhero", "weight_kg IS NULL")
+    typical = row_ids(executor, catalog, "superhero", "weight_kg = 79")
+    rows = [*unknown[:2], typical[0]]
+    answers = pair.separation(rows)
+    assert answers is not None and answers[1].rows == [(None,)]
+    sampled = Meaning.of(pair.trees, on_d, [], held=([], [frozenset([r]) for r in unknown[:5]]))
+    assert sampled.assess(rows, answers).rank == MEANINGFUL
+    elsewhere = Meaning.of(pair.trees, on_d, [], held=([], [frozenset([unknown[-1]])]))
+    assert elsewhere.assess(rows, answers).rank == DEGENERATE

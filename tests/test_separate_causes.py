@@ -182,11 +182,13 @@ INSERT INTO station VALUES (9001, 'CZE', 'Discount'), (9002, 'CZE', 'Premium');
 """
 
 
-def test_a_degenerate_d_prime_where_both_answer_as_on_d_counts_in_full(dsn, tmp_path_factory):
-    """MAX of 9,000 unknown segments (a NULL row from rows) against no row: with the
-    witnesses sampled, no D' is known to hold one, so every D' is degenerate; on the one
-    played both answer as on D (``as_on_d``), so the verdict counts in full and the one
-    right candidate beats a group of three (with a quarter of its weight, the group won)."""
+def test_a_null_row_from_many_rows_keeps_its_meaning_and_counts_in_full(dsn, tmp_path_factory):
+    """MAX of 9,000 unknown segments (a NULL row from rows) against no row: the pool holds
+    a sample of those witnesses, and a D' holding one of them shows the NULL as D does, so
+    it is meaningful, the verdict counts in full and the one right candidate beats a group
+    of three (with a quarter of its weight, the group won). Before, a witness counted only
+    from a pool known whole: every D' was degenerate, and the verdict counted in full only
+    because both answered there as on D (``as_on_d``)."""
     schema = "separate_causes_many"
     path = sqlite_file_from(tmp_path_factory, schema, MANY_UNKNOWN)
     with loaded_executor(dsn, path, schema) as executor:
@@ -200,7 +202,8 @@ def test_a_degenerate_d_prime_where_both_answer_as_on_d_counts_in_full(dsn, tmp_
             None, judge, separation.Options(), catalog=catalog))
     assert [g["members"] for g in result["groups"]] == [[0, 1, 2], [3]]
     duel = result["duels"][0]
-    assert duel["meaning"] == "degenerate" and duel["as_on_d"] is True
+    assert duel["meaning"] == "meaningful" and "as_on_d" not in duel
+    assert duel["answers"]["a"]["rows"] == [] and duel["answers"]["b"]["rows"] == [[None]]
     assert duel["reliability"] > 0.9
     assert result["winner"]["index"] == 3
 

@@ -164,6 +164,9 @@ class Meaning:
     # How each answer on D is itself degenerate (all NULL, say), or None: an answer on D'
     # degenerate in the same way has kept its meaning.
     as_on_d: tuple[str | None, str | None] = (None, None)
+    # Witnesses of each query the pool holds, whole or a sample: one of them in D' is
+    # enough to know that D' holds a witness, though not that it holds none.
+    held: tuple[list[frozenset[int]], list[frozenset[int]]] = ([], [])
 
     @classmethod
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
@@ -171,21 +174,27 @@ class Meaning:
            witnesses: Sequence[Collection[Sequence[int]] | None] = (None, None),
            keyed_on_d: Callable[[int, Callable[[], Keyed]], Keyed] | None = None,
            normal_on_d: Callable[[int], Normal] | None = None,
+           held: Sequence[Collection[Sequence[int]]] | None = None,
            ) -> "Meaning":
-        """``keyed_on_d(i, compute)``: query ``i``'s answer on D keyed, given how to
+        """``witnesses``: each query's every witness, None where not known whole;
+        ``held``: each query's witnesses known, whole or a sample (default: ``witnesses``);
+        ``keyed_on_d(i, compute)``: query ``i``'s answer on D keyed, given how to
         compute it (a tournament keeps it per candidate, for all its duels);
         ``normal_on_d(i)``: that answer normalised."""
         s1, s2 = (shape(t, len(a.columns)) for t, a in zip(trees, on_d, strict=True))
         aggregated = bool(s1.values or s2.values) or any(
             is_aggregate_call(n) for t in trees for n in t.walk())
         known = tuple(None if ws is None else [frozenset(w) for w in ws] for ws in witnesses)
+        sampled = tuple([frozenset(w) for w in ws] for ws in held) if held is not None \
+            else tuple(ws or [] for ws in known)
         as_on_d = (degenerate_reason("q1", on_d[0], s1), degenerate_reason("q2", on_d[1], s2))
         ask = keyed_on_d or (lambda i, compute: compute())
         keyed_d = tuple(ask(i, partial(keyed, a.rows, s,
                                        None if normal_on_d is None else normal_on_d(i)))
                         for i, (a, s) in enumerate(zip(on_d, (s1, s2), strict=True)))
         return cls((s1, s2), (keyed_d[0], keyed_d[1]), aggregated,
-                   [frozenset(w) for w in differing], (known[0], known[1]), as_on_d)
+                   [frozenset(w) for w in differing], (known[0], known[1]), as_on_d,
+                   (sampled[0], sampled[1]))
 
     def assess(self, rows: Collection[int], answers: tuple[Rows, Rows],
                normal: Callable[[Rows], Normal] | None = None) -> Assessment:
@@ -218,14 +227,15 @@ class Meaning:
 
     def reads_own(self, side: int, have: set[int]) -> bool:
         """Whether D' (the rows ``have``) holds a whole non-empty witness of the query
-        ``side`` (0: q1, 1: q2); False when its witnesses are not known whole.
+        ``side`` (0: q1, 1: q2) among those the pool holds (False when it holds none of
+        them: a witness the sample missed is not seen).
 
         An aggregate over none of its witnesses ran over no row (a COUNT of nothing is 0
         where the question's SUM of nothing is NULL: the judge cannot tell which is meant),
         and an answer degenerate on D' as it is on D (a NULL top row) keeps its meaning only
         when it comes from rows that give it on D. The empty witness (a scalar aggregate
         answers on no rows too) reads nothing."""
-        return any(w and w <= have for w in self.witnesses[side] or ())
+        return any(w and w <= have for w in self.held[side])
 
     def reads_nothing(self, side: int) -> bool:
         """Whether the query ``side`` reads no row of D: its witnesses known whole, each

@@ -646,7 +646,8 @@ def _searched(pair: Pair, options: Options, on_d: tuple[Rows, Rows], closure: Cl
     notes = [f"q{i + 1}: {n}" for i, lin in enumerate(lineages) for n in lin.notes]
     meaning = Meaning.of(pair.trees, on_d, pool.only1 + pool.only2, _whole_witnesses(pool),
                          lambda i, compute: pair.remember("keyed on D", pair.trees[i], compute),
-                         lambda i: _normal_on_d(pair, i, on_d[i]))
+                         lambda i: _normal_on_d(pair, i, on_d[i]),
+                         (pool.only1 + pool.both, pool.only2 + pool.both))
     pair.timer.add("lineage", t0)
     held = partial(_held_witnesses, pair, lineages, pool, {})
     if not closure:

@@ -46,18 +46,24 @@ class Tolerance:
     ``lenient_text``: text that spells a number counts as that number ("42", "1,234"),
     surrounding blanks are ignored and "null"/"none" mean NULL: for answers written by
     a person or an LLM rather than returned by SQL.
+    ``null_rows``: in :func:`matches_judge`, a row of NULLs only is a row, as under BIRD's
+    rule (one NULL row, e.g. ``SUM`` over nothing, and no row differ); by default such a
+    row is dropped, since a person or an LLM may write either for "nothing".
     """
 
     relative: float = 1e-6
     absolute: float = 0.0
     min_decimals: int | None = None
     lenient_text: bool = False
+    null_rows: bool = False
 
 
 #: SQL answer against SQL answer (candidates on D or on D').
 SQL_TOLERANCE = Tolerance()
 #: SQL answer against the judge's answer.
 JUDGE_TOLERANCE = Tolerance(min_decimals=2, lenient_text=True)
+#: SQL answer against a trusted query's answer (the reference judge's): a NULL row counts.
+REFERENCE_TOLERANCE = Tolerance(min_decimals=2, lenient_text=True, null_rows=True)
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
@@ -602,7 +608,11 @@ def matches_judge(sql_rows: Iterable[Sequence[Any]], judge_rows: Iterable[Sequen
                   tolerance: Tolerance = JUDGE_TOLERANCE) -> bool:
     """Whether a query's answer on D' is the judge's answer: numeric text counts as numbers
     and a number the judge wrote with few decimals matches the query's value rounded so."""
-    return same_answer(sql_rows, judge_rows, tolerance)
+    if not tolerance.null_rows:
+        return same_answer(sql_rows, judge_rows, tolerance)
+    ours, theirs = list(sql_rows), list(judge_rows)
+    return has_null_row(ours, tolerance) == has_null_row(theirs, tolerance) and \
+        same_answer(ours, theirs, tolerance)
 
 
 def _column(rows: Sequence[Sequence[Any]], j: int) -> list[tuple[Any]]:

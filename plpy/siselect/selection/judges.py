@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from siselect.runtime.answers import JUDGE_TOLERANCE, REFERENCE_TOLERANCE, Tolerance
 from siselect.selection.verdict import Judge, JudgeAnswer, JudgeContext
 
 __all__ = ["Judge", "JudgeAnswer", "JudgeContext", "NoJudge", "ReferenceJudge", "make_judge"]
@@ -25,9 +26,11 @@ class NoJudge:
 
 
 class ReferenceJudge:
-    """The answer of a trusted query (in benchmarks: the gold query) on D'."""
+    """The answer of a trusted query (in benchmarks: the gold query) on D'. Its answer is
+    SQL's, so a row of NULLs in it is a row (BIRD's rule), not a way of writing "nothing"."""
 
     name = "reference"
+    tolerance = REFERENCE_TOLERANCE
 
     def __init__(self, tree: exp.Query):
         self.tree = tree
@@ -88,6 +91,11 @@ class NoisyJudge:
         self.name = f"{inner.name}, noise {noise:g}" + (f" ({model})" if model != "rival"
                                                         else "")
         self.replaced = 0
+
+    @property
+    def tolerance(self) -> Tolerance:
+        """The inner judge's: noise changes what it answers, not how answers compare."""
+        return getattr(self.inner, "tolerance", JUDGE_TOLERANCE)
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         return self._noisy(context, self.inner.answer(context))
