@@ -291,3 +291,21 @@ def test_progress_redraws_on_a_terminal_and_prints_lines_elsewhere():
     progress.update(scored=True, hit=True)
     progress.close()
     assert screen.getvalue().count("\r") == 2 and screen.getvalue().endswith("left 0s\n")
+
+
+def test_correct_on_d_is_birds_rule_with_numbers_as_the_tournament_groups_them():
+    """A result counts as the gold's as a set of row tuples (column order counts,
+    duplicates do not, a NULL row is a row), numbers of any kind equal to 9 significant
+    digits: transpiled to PostgreSQL, ``x * 1.0 / n`` divides in numeric where the gold's
+    ``CAST(x AS REAL) / n`` divides in double precision, one value in SQLite (yardstick
+    codebase_community 629 and toxicology 201 on generated candidates: the tournament's
+    pick, in the gold's group, was scored wrong)."""
+    from decimal import Decimal
+
+    from siselect.client.bench.task import bird_equal
+
+    assert bird_equal([(Decimal("1.5277777777777778"),)], [(1.5277777777777777,)])
+    assert bird_equal([(1,), (1,)], [(Decimal("1.0"),)])
+    assert not bird_equal([(1.5277778,)], [(1.5277777777777777,)])  # a float4, 8 digits
+    assert not bird_equal([(None,)], [])
+    assert not bird_equal([(1, "a")], [("a", 1)])

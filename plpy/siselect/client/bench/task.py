@@ -2,7 +2,8 @@
 
 A task is correct for a method when the candidate it chose returns the gold query's
 result by BIRD's execution-accuracy rule: the two results are equal as *sets of row
-tuples* (column order counts, duplicates and row order do not). Both run on PostgreSQL,
+tuples* (column order counts, duplicates and row order do not; numbers compare as the
+tournament's exact grouping rounds them, :func:`bird_equal`). Both run on PostgreSQL,
 the gold transpiled from SQLite like the candidates; a task whose gold fails is
 reported as such and left out of the accuracy figures.
 """
@@ -29,6 +30,7 @@ from siselect.client.bench.noise import NoisePlan, replay
 from siselect.client.bench.record import BenchRecord
 from siselect.instances.pair import run_capped
 from siselect.instances.separate import Options
+from siselect.runtime.answers import exact_key
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import SiselectError
 from siselect.runtime.executor import Executor
@@ -85,8 +87,14 @@ class Outcome:
 
 
 def bird_equal(rows: Sequence[Sequence[Any]], gold: Sequence[Sequence[Any]]) -> bool:
-    """BIRD's execution-accuracy rule: equal as sets of row tuples."""
-    return set(map(tuple, rows)) == set(map(tuple, gold))
+    """BIRD's execution-accuracy rule: equal as sets of row tuples, with numbers as the
+    tournament groups them (:func:`~siselect.runtime.answers.exact_key`: one kind, rounded
+    to 9 significant digits). Exact equality would tell apart what SQLite, BIRD's engine,
+    computes alike: transpiled, ``x * 1.0 / n`` divides in numeric where ``CAST(x AS
+    REAL) / n`` divides in double precision (yardstick codebase_community 629 on generated
+    candidates: 1.5277777777777778 against 1.5277777777777777, one group, one of them
+    "wrong")."""
+    return exact_key(rows) == exact_key(gold)
 
 
 def _error(exc: BaseException) -> dict[str, str]:
