@@ -161,6 +161,13 @@ def test_a_run_is_compared_with_the_baseline_of_its_limit_and_candidates():
         ("first", first)
     assert matching_baseline(both["baselines"], {"limit": 15, "candidates_sha256": "d"}) == \
         ("", None)
+    # Other data (the generator's seed, its scale) is not compared with this data's figures.
+    assert matching_baseline(both["baselines"], {"limit": None, "candidates_sha256": "c",
+                                                 "seed": 0, "scale": 1.0}) == ("full", full)
+    assert matching_baseline(both["baselines"], {"limit": None, "candidates_sha256": "c",
+                                                 "seed": 1, "scale": 1.0}) == ("", None)
+    assert matching_baseline(both["baselines"], {"limit": 15, "candidates_sha256": "c",
+                                                 "seed": 0, "scale": 10.0}) == ("", None)
     assert worse({"overall": {"tournament": 0.75, "lost_by_correct_share": 0.01}},
                  {"overall": {"tournament": 0.8, "lost_by_correct_share": 0.0}}) == \
         ["overall: tournament 0.8 -> 0.75", "overall: lost_by_correct_share 0.0 -> 0.01"]

@@ -293,8 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", type=Path, default=BASELINE)
     p.add_argument("--write-baseline", metavar="LABEL",
                    help="add this run's figures to the baseline file under LABEL (other "
-                   "labels are kept); runs compare with the baseline of the same limit "
-                   "and candidates")
+                   "labels are kept); runs compare with the baseline of the same limit, "
+                   "candidates and data (seed, scale)")
     p.add_argument("--snapshot", action="store_true",
                    help="run siselect from a copy of the work tree's plpy/ taken now, so that "
                    "edits made while the yardstick runs do not reach it")
@@ -384,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.baseline.is_file():
         label, base = matching_baseline(_read_baselines(args.baseline), summary["run"])
         if base is None:
-            print(f"\nno baseline of limit {limit} and these candidates in {args.baseline}")
+            print(f"\nno baseline of limit {limit}, these candidates and this data (seed "
+                  f"{args.seed}, scale {args.scale:g}) in {args.baseline}")
             return 0
         lines = worse(summary, base)
         print(f"\nworse than the baseline {label!r}:" if lines
@@ -469,13 +470,20 @@ def with_baseline(baselines: dict[str, dict], label: str, view: dict) -> dict:
     return {"baselines": {**baselines, label: view}}
 
 
+#: What a run and its baseline share: the tasks (limit), the candidates, and the data
+#: (the generator's seed and scale; a run on other data is no regression of this one).
+BASELINE_KEYS = ("limit", "candidates_sha256", "seed", "scale")
+_DATA_DEFAULTS = {"seed": 0, "scale": 1.0}
+
+
 def matching_baseline(baselines: dict[str, dict], run: dict) -> tuple[str, dict | None]:
     """The last baseline (in label order: the file is written sorted) made with the same
-    limit and candidates; label new baselines so that they sort after the old."""
+    limit, candidates and data; label new baselines so that they sort after the old."""
+    def key(made: dict) -> tuple:
+        return tuple(made.get(k, _DATA_DEFAULTS.get(k)) for k in BASELINE_KEYS)
+
     for label, base in reversed(list(baselines.items())):
-        made = base.get("run", {})
-        if made.get("limit") == run["limit"] and \
-                made.get("candidates_sha256") == run["candidates_sha256"]:
+        if key(base.get("run", {})) == key(run):
             return label, base
     return "", None
 
