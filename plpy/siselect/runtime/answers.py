@@ -25,7 +25,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -63,7 +63,7 @@ SQL_TOLERANCE = Tolerance()
 #: SQL answer against the judge's answer.
 JUDGE_TOLERANCE = Tolerance(min_decimals=2, lenient_text=True)
 #: SQL answer against a trusted query's answer (the reference judge's): a NULL row counts.
-REFERENCE_TOLERANCE = Tolerance(min_decimals=2, lenient_text=True, null_rows=True)
+REFERENCE_TOLERANCE = replace(JUDGE_TOLERANCE, null_rows=True)
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
