@@ -166,7 +166,7 @@ class Meaning:
     as_on_d: tuple[str | None, str | None] = (None, None)
     # Witnesses of each query the pool holds, whole or a sample: one of them in D' is
     # enough to know that D' holds a witness, though not that it holds none.
-    held: tuple[list[frozenset[int]], list[frozenset[int]]] = ([], [])
+    held: tuple[Sequence[frozenset[int]], Sequence[frozenset[int]]] = ((), ())
 
     @classmethod
     def of(cls, trees: Sequence[exp.Query], on_d: Sequence[Rows],
