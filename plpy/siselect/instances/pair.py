@@ -75,6 +75,11 @@ NORMAL_KEPT = 64  # answers on D's a pair keeps normalised (see Pair.normal)
 TOO_LARGE = AnswerTooLarge.sqlstate
 
 
+def _pick_probes(tree: exp.Query) -> nondeterminism.Probes | None:
+    """``tree``'s probes when it picks a bare column's value (else None: nothing to run)."""
+    return nondeterminism.probes(tree) if nondeterminism.has_picks(tree) else None
+
+
 def run_capped(executor: Executor, tree: exp.Query, max_rows: int = MAX_ANSWER_ROWS,
                text: Bound | None = None) -> Rows:
     """``tree`` run: on D, or on a D' as ``text`` (:func:`.shadow.restricted_sql`), a
@@ -385,6 +390,8 @@ class Pair:
                 return None
         if any(self._inner_ties(t, grouped) for t in self.trees):
             return None
+        if self.picks_explain(a1, a2, grouped):
+            return None
         return a1, a2
 
     def with_ties(self, tree: exp.Query, count: int | None = None) -> exp.Query:
@@ -421,6 +428,33 @@ class Pair:
                 "inner tie probes", tree, lambda: nondeterminism.probes(uncut(tree)))
         made = self._inner[id(tree)]
         return nondeterminism.probe(self._variants_on(made, grouped), made) is not None
+
+    def picks_explain(self, a1: Rows, a2: Rows, grouped: RowsByTable | None = None) -> bool:
+        """Whether answers that differ, on D' = ``grouped`` (on D without), differ only by
+        the rows bare columns take their values from: an answer one query gives with its
+        picks (and ties) broken another way equals one the other query gives. A judge may
+        pick either way, so such a difference tells the queries apart no more than a tie
+        at a LIMIT (the same COUNT-ranked group, its language taken from another row)."""
+        if len(a1.rows) != len(a2.rows):  # a pick changes values, not how many rows
+            return False
+        possible = [self.possible_answers(t, a, grouped)
+                    for t, a in zip(self.trees, (a1, a2), strict=True)]
+        if len(possible[0]) == len(possible[1]) == 1:
+            return False
+        return any(not self.differ(x, y) for x in possible[0] for y in possible[1])
+
+    def possible_answers(self, tree: exp.Query, answer: Rows,
+                         grouped: RowsByTable | None = None) -> list[Rows]:
+        """``answer``, ``tree``'s on D' = ``grouped`` (on D without), and, where ``tree``
+        picks a bare column's value, its answers with picks and ties broken each way
+        :func:`~siselect.sqltext.nondeterminism.check` tries."""
+        made = self.remember("pick probes", tree, partial(_pick_probes, tree))
+        if made is None:
+            return [answer]
+        if grouped is None:  # D: once per query in a tournament
+            return self.remember("possible answers on D", tree, partial(
+                nondeterminism.possible_answers, self.run_strict, made, answer))
+        return nondeterminism.possible_answers(self._variants_on(made, grouped), made, answer)
 
     def _variants_on(self, made: nondeterminism.Probes, grouped: RowsByTable
                      ) -> Callable[[exp.Query], Rows]:

@@ -288,7 +288,7 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
         proposed = _tie_free(pair) if tie else pair.trees
         found, chosen, meaning, notes = _search(pair, options, result, (a1, a2), closure,
                                                 proposed)
-        if found is None and tie:
+        if found is None and tie and any(tie_sensitive(t) for t in pair.trees):
             # The tie groups may hold nothing that parts the queries (every tied row a NULL
             # consumption): the rows past the cut, from each query without its LIMIT. Only
             # an instance that keeps the question's meaning: there a degenerate one shows a
@@ -410,7 +410,7 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
         if not tie_explained(a1, a2, relaxed(0), relaxed(1),
                              *(partial(_before_on_d, pair, i, len(a.rows), relaxed)
                                for i, a in enumerate((a1, a2)))):
-            return None
+            return _picks_only(pair, a1, a2)
     except QueryFailed as exc:
         nondeterminism.no_verdict(exc)  # out of time: raised
         # The answers with ties kept cannot be had on D (more rows than siselect compares:
@@ -420,6 +420,17 @@ def _tie_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
         return None
     reasons = _tie_reasons(pair, (a1, a2), relaxed)
     return "; ".join(f"{k}: {v}" for k, v in reasons.items()) or None
+
+
+def _picks_only(pair: Pair, a1: Rows, a2: Rows) -> str | None:
+    """Why the answers on D differ only by the rows their bare columns take values from
+    (:meth:`.Pair.picks_explain`), or None."""
+    if not pair.picks_explain(a1, a2):
+        return None
+    return "; ".join(f"{label}: {nondeterminism.PICKS}" for label, tree, answer
+                     in zip(("q1", "q2"), pair.trees, (a1, a2), strict=True)
+                     if any(pair.differ(answer, other)
+                            for other in pair.possible_answers(tree, answer)))
 
 
 def _relaxed(pair: Pair, answers: tuple[Rows, Rows], known: dict[int, Rows], i: int) -> Rows:

@@ -147,7 +147,31 @@ def probe(run: Run, made: Probes) -> str | None:
                 "rows tie on the ORDER BY keys at the LIMIT cut"
     if len({frozenset(c.items()) for c in results.values()}) == 1:
         return None
-    return "a bare column takes its value from one of several rows of a group"
+    return PICKS
+
+
+#: Why an answer hangs on the row a bare column's value is taken from.
+PICKS = "a bare column takes its value from one of several rows of a group"
+
+
+def has_picks(tree: exp.Query) -> bool:
+    """Whether ``tree`` takes a bare column's value from one row of its group (the SQLite
+    rewrite's ``(ARRAY_AGG(v))[1]``): which row, where the group's values differ, is the
+    engine's choice."""
+    return _tie_break_picks(tree, ASC) is not None
+
+
+def possible_answers(run: Run, made: Probes, answer: Rows) -> list[Rows]:
+    """``answer`` and the answers of ``made``'s variants that ran: the answers the query
+    may give on the data ``run`` reads, its ties and picks broken each way :func:`check`
+    tries."""
+    found = [answer]
+    for _, variant in made.variants:
+        try:
+            found.append(run(variant))
+        except QueryFailed as exc:
+            no_verdict(exc)
+    return found
 
 
 def probed(tree: exp.Query) -> bool:
