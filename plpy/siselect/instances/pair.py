@@ -431,16 +431,21 @@ class Pair:
 
     def picks_explain(self, a1: Rows, a2: Rows, grouped: RowsByTable | None = None) -> bool:
         """Whether answers that differ, on D' = ``grouped`` (on D without), differ only by
-        the rows bare columns take their values from: an answer one query gives with its
-        picks (and ties) broken another way equals one the other query gives. A judge may
-        pick either way, so such a difference tells the queries apart no more than a tie
-        at a LIMIT (the same COUNT-ranked group, its language taken from another row)."""
+        the rows bare columns take their values from: both answers hang on their picks
+        there, and an answer of one with its picks (and ties) broken another way equals one
+        of the other's. A judge can only guess which row either took (the same
+        COUNT-ranked group, its language taken from another row). Where one answer is
+        determined (a card's earliest ruling date, against any one of its dates), an
+        instance on which the other's pick differs from it asks the judge what the
+        question means, and still separates."""
         if len(a1.rows) != len(a2.rows):  # a pick changes values, not how many rows
             return False
-        possible = [self.possible_answers(t, a, grouped)
-                    for t, a in zip(self.trees, (a1, a2), strict=True)]
-        if len(possible[0]) == len(possible[1]) == 1:
-            return False
+        possible = []
+        for tree, answer in zip(self.trees, (a1, a2), strict=True):
+            found = self.possible_answers(tree, answer, grouped)
+            if not any(self.differ(answer, other) for other in found[1:]):
+                return False
+            possible.append(found)
         return any(not self.differ(x, y) for x in possible[0] for y in possible[1])
 
     def possible_answers(self, tree: exp.Query, answer: Rows,
