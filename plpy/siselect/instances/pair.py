@@ -209,6 +209,8 @@ class Pair:
     _tied: dict[tuple[int, int | None], exp.Query] = field(default_factory=dict)
     # The probes of the inner-tie check, by id of one of trees (nondeterminism.probes).
     _inner: dict[int, nondeterminism.Probes] = field(default_factory=dict)
+    # The probes of the picks check, by id of one of trees (None: it picks nothing).
+    _picks: dict[int, nondeterminism.Probes | None] = field(default_factory=dict)
     _grouped: tuple[frozenset[int], RowsByTable] | None = None
     _normal: dict[int, tuple[Rows, Normal]] = field(default_factory=dict)  # see normal
     # Answers fetched ahead by prefetch, by text: each is taken once, by the run it stands for.
@@ -453,7 +455,11 @@ class Pair:
         """``answer``, ``tree``'s on D' = ``grouped`` (on D without), and, where ``tree``
         picks a bare column's value, its answers with picks and ties broken each way
         :func:`~siselect.sqltext.nondeterminism.check` tries."""
-        made = self.remember("pick probes", tree, partial(_pick_probes, tree))
+        if id(tree) not in self._picks:  # asked of every row set tested, also outside a
+            # tournament (where remember keeps nothing): the tree is walked once
+            self._picks[id(tree)] = self.remember("pick probes", tree,
+                                                  partial(_pick_probes, tree))
+        made = self._picks[id(tree)]
         if made is None:
             return [answer]
         if grouped is None:  # D: once per query in a tournament
