@@ -17,6 +17,7 @@ from siselect.selection import tournament
 from siselect.selection.judges import ReferenceJudge
 from siselect.selection.member_ties import tied_members
 from siselect.selection.rules import Rules
+from siselect.selection.verdict import JudgeContext
 from siselect.sqltext.transpile import to_tree
 
 # Right: the admins whose first name is one of the two most common (ann 3, bob 2 on D).
@@ -157,3 +158,42 @@ def test_a_representative_whose_answer_ties_gets_no_evidence_either(executor):
     record = {m["index"]: m for m in result["members"]}
     assert record[1]["matched"] == record[1]["mismatched"] == 0
     assert record[1]["abstained"] == len(separated)
+
+
+def test_a_reference_whose_answer_ties_on_d_prime_gives_no_verdict(executor):
+    """The reference's own answer can hang on a tie on D' (the two most common names among
+    three that occur once): which two it names is the engine's choice, so it abstains there
+    and says why; where its answer is determined it answers (yardstick european_football_2
+    1034, seed 3: a candidate right on D that listed both tied players lost to one that
+    named the engine's)."""
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree(TOP_TWO, "postgres", catalog))
+
+    def asked(ids):
+        return judge.answer(JudgeContext("", None, {}, catalog, _on(executor, ids)))
+
+    tied = asked([6, 7, 8])
+    assert tied.rows is None and "tie" in (tied.ambiguous or "")
+    determined = asked([1, 2, 4])
+    assert determined.ambiguous is None
+    assert sorted(map(tuple, determined.rows)) == [("ann", "north"), ("ann", "south"),
+                                                   ("bob", "north")]
+
+
+def test_a_duel_whose_reference_ties_is_a_draw_asked_again(executor):
+    """EVERY_ROW and FEW_NAMES part only on a D' of three different names, where TOP_TWO,
+    as the reference, ties: no verdict there (before: a verdict for whichever candidate
+    the engine's two names favoured), and the duel is separated again."""
+    catalog = load_catalog(executor)
+    judge = ReferenceJudge(to_tree(TOP_TWO, "postgres", catalog))
+    result = schema_valid("tournament", tournament.run_tournament(
+        executor, [EVERY_ROW, FEW_NAMES], "How many admins are there?", None, judge,
+        tournament.Options(dialect="postgres"), catalog=catalog))
+    counts = [d for d in result["duels"] if d["separation"] == "separated"]
+    assert counts
+    for duel in counts:
+        assert duel["judge"]["rows"] is None and duel["judge"]["ambiguous"]
+        assert duel["verdict"] == "draw" and "one of several" in duel["reason"]
+    assert len(result["duels"]) >= 2  # asked again, on other rows
+    record = {m["index"]: m for m in result["members"]}
+    assert record[0]["matched"] == record[0]["mismatched"] == 0

@@ -201,6 +201,9 @@ class JudgeRecord:
         "the smaller view of D' the judge was shown, when D' did not fit max_prompt_tokens "
         "(answers and verdict are on it)", absent=True)
     left_out: Maybe[str] = doc("what the prompt said was left out of D'", absent=True)
+    ambiguous: Maybe[str] = doc(
+        "why the judge's answer on D' is one of several (a reference query's answer that "
+        "hangs on a tie there): it gave no verdict", absent=True)
 
 
 @dataclass(kw_only=True)

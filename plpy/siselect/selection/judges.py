@@ -6,12 +6,16 @@ OpenAI-compatible endpoint (:mod:`siselect.selection.llm`).
 """
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlglot import exp
 
 from siselect.runtime.answers import JUDGE_TOLERANCE, REFERENCE_TOLERANCE, Tolerance
+from siselect.selection.member_ties import tie_reason
 from siselect.selection.verdict import Judge, JudgeAnswer, JudgeContext
+
+T = TypeVar("T")
 
 __all__ = ["Judge", "JudgeAnswer", "JudgeContext", "NoJudge", "ReferenceJudge", "make_judge"]
 
@@ -27,17 +31,34 @@ class NoJudge:
 
 class ReferenceJudge:
     """The answer of a trusted query (in benchmarks: the gold query) on D'. Its answer is
-    SQL's, so a row of NULLs in it is a row (BIRD's rule), not a way of writing "nothing"."""
+    SQL's, so a row of NULLs in it is a row (BIRD's rule), not a way of writing "nothing".
+
+    Where that answer hangs on ties on D' (the gold's ``ORDER BY rating DESC LIMIT 1`` on
+    two players of one rating), which of them it names is the engine's choice: matching it
+    or not says nothing of a candidate (yardstick european_football_2 1034, seed 3: the
+    candidate right on D listed both players and lost to one that named the engine's). The
+    judge then abstains on that D', as a tied candidate's answer gets no evidence
+    (:mod:`.member_ties`), and the duel asks again on another instance."""
 
     name = "reference"
     tolerance = REFERENCE_TOLERANCE
 
     def __init__(self, tree: exp.Query):
         self.tree = tree
+        self._facts: dict[str, Any] = {}  # its tie probes, made once
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         rows = context.run_on_instance(self.tree)
+        reason = tie_reason(self.tree, rows, context.run_on_instance, self._remember)
+        if reason is not None:
+            return JudgeAnswer(None, error=f"the reference's answer on D' is one of several: "
+                                           f"{reason}", ambiguous=reason)
         return JudgeAnswer([list(r) for r in rows.rows])
+
+    def _remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
+        if kind not in self._facts:
+            self._facts[kind] = compute()
+        return self._facts[kind]
 
 
 JUDGES = ("llm", "reference", "none")

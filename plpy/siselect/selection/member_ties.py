@@ -38,29 +38,32 @@ class Remember(Protocol):
 def tied_members(answers: dict[int, Rows], tree_of: Callable[[int], exp.Query],
                  run: Callable[[exp.Query], Rows], remember: Remember) -> set[int]:
     """The members of ``answers`` (index -> answer on D') whose answer on the D' that
-    ``run`` reads hangs on ties there (:func:`~siselect.sqltext.nondeterminism.data_reason`;
-    a text that reads the clock or random() counts as it is). ``remember(kind, tree,
+    ``run`` reads hangs on ties there (:func:`tie_reason`). ``remember(kind, tree,
     compute)`` keeps a query's probes for the tournament."""
-    def strict(tree: exp.Query) -> Rows:
-        got = run(tree)
+    return {index for index, answer in answers.items()
+            if tie_reason(tree_of(index), answer, run, remember) is not None}
+
+
+def tie_reason(tree: exp.Query, answer: Rows, run: Callable[[exp.Query], Rows],
+               remember: Remember) -> str | None:
+    """Why ``answer``, ``tree``'s on the D' that ``run`` reads, is one of several there
+    (:func:`~siselect.sqltext.nondeterminism.data_reason`; a text that reads the clock or
+    random() counts as it is), or None; None too for a failure, and when the probes run
+    out of time (the answer counts as it is)."""
+    if isinstance(answer, Failed):
+        return None
+    made = remember("tie probes", tree, partial(nondeterminism.probes, tree))
+    if not (made.variants or made.concat):  # nothing to break a tie in
+        return None
+
+    def strict(variant: exp.Query) -> Rows:
+        got = run(variant)
         if isinstance(got, Failed):  # the probes read a failure as no verdict
             raise QueryFailed(got.message, got.sqlstate)
         return got
 
-    tied = set()
-    for index, answer in answers.items():
-        if isinstance(answer, Failed):
-            continue
-        tree = tree_of(index)
-        made = remember("tie probes", tree, partial(nondeterminism.probes, tree))
-        if not (made.variants or made.concat):  # nothing to break a tie in
-            continue
-        relaxed = remember("with ties form", tree, partial(with_ties, tree))
-        try:
-            reason = nondeterminism.data_reason(strict, tree, answer, partial(strict, relaxed),
-                                                made)
-        except QueryFailed:
-            reason = None  # out of time on D': the answer counts as it is
-        if reason is not None:
-            tied.add(index)
-    return tied
+    relaxed = remember("with ties form", tree, partial(with_ties, tree))
+    try:
+        return nondeterminism.data_reason(strict, tree, answer, partial(strict, relaxed), made)
+    except QueryFailed:
+        return None

@@ -66,6 +66,7 @@ MAX_COUNT = 1_000_000
 PRIOR_RATIO = 2
 AGAINST_PRIOR = "the verdict goes against a much larger group"
 DRAWN = "drawn"
+AMBIGUOUS = "the judge's answer was one of several"
 CLOSE = "the winner is not yet sure"
 COLUMN_ORDER = "the answers on D differ only in column order"
 #: Evidence scoring: the log-odds by which the winner must lead the best unit of another
@@ -447,6 +448,8 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
     }
     if answer.tokens is not None:
         record["judge"]["tokens"] = answer.tokens
+    if answer.ambiguous is not None:
+        record["judge"]["ambiguous"] = answer.ambiguous
     on_shown, run_on_shown, members, tied = p.on_d, p.run_on_instance, p.members, p.tied
     if answer.shown is not None:  # the prompt showed a smaller view of D' (max_prompt_tokens)
         on_shown, run_on_shown = answer.shown.answers, answer.shown.run
@@ -460,6 +463,8 @@ def judged(t: Tournament, p: Pending, answer: JudgeAnswer) -> None:
     side, why = verdict(answer.rows, on_shown[0], on_shown[1], tolerance)
     if answer.unavailable is not None:
         why = UNAVAILABLE
+    elif answer.ambiguous is not None:
+        why = f"the judge's answer on D' is one of several ({answer.ambiguous}): no verdict"
     elif answer.error and answer.rows is None:
         why = f"the judge failed: {answer.error}"
     if sep.get("column_order"):
@@ -605,6 +610,8 @@ def _again(t: Tournament, p: Pending) -> str | None:
     record = p.record
     if p.match.exhausted:
         return None
+    if (record.get("judge") or {}).get("ambiguous"):
+        return AMBIGUOUS  # this D' left the judge a choice; another may not
     if (record.get("judge") or {}).get("rows") is None:
         return None  # the judge abstained or failed: another instance asks it again in vain
     if record["verdict"] == "draw":

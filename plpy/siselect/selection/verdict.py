@@ -36,6 +36,9 @@ class JudgeAnswer:
     # The smaller view of the instance the judge was shown (siselect.instances.shrink.Shrunk)
     # when the whole one did not fit its prompt: the verdict compares with answers on it.
     shown: Any = None
+    # Why the judge's answer on this D' is one of several (a reference query whose answer
+    # hangs on a tie there): it gives no verdict, and another instance may get one.
+    ambiguous: str | None = None
 
 
 class Judge(Protocol):
