@@ -161,23 +161,29 @@ def test_a_representative_whose_answer_ties_gets_no_evidence_either(executor):
 
 
 def test_a_reference_whose_answer_ties_on_d_prime_gives_no_verdict(executor):
-    """The reference's own answer can hang on a tie on D' (the two most common names among
-    three that occur once): which two it names is the engine's choice, so it abstains there
-    and says why; where its answer is determined it answers (yardstick european_football_2
-    1034, seed 3: a candidate right on D that listed both tied players lost to one that
-    named the engine's)."""
+    """The reference's own answer can hang on a tie on D' where it does not on D (the two
+    most common names among three that occur once): which two it names is the engine's
+    choice, so it abstains there and says why; where its answer is determined it answers
+    (yardstick european_football_2 1034, seed 3: a candidate right on D that listed both
+    tied players lost to one that named the engine's)."""
     catalog = load_catalog(executor)
-    judge = ReferenceJudge(to_tree(TOP_TWO, "postgres", catalog))
+    every = _on(executor, range(1, 9))  # D: ann 3, bob 2, no tie at TOP_TWO's cut
 
-    def asked(ids):
-        return judge.answer(JudgeContext("", None, {}, catalog, _on(executor, ids)))
+    def asked(reference, ids):
+        judge = ReferenceJudge(to_tree(reference, "postgres", catalog))
+        return judge.answer(JudgeContext("", None, {}, catalog, _on(executor, ids),
+                                         run_on_d=every))
 
-    tied = asked([6, 7, 8])
+    tied = asked(TOP_TWO, [6, 7, 8])
     assert tied.rows is None and "tie" in (tied.ambiguous or "")
-    determined = asked([1, 2, 4])
+    determined = asked(TOP_TWO, [1, 2, 4])
     assert determined.ambiguous is None
     assert sorted(map(tuple, determined.rows)) == [("ann", "north"), ("ann", "south"),
                                                    ("bob", "north")]
+    # A reference whose answer on D is already one of several (any admin's name) answers
+    # as it is: its plan's pick is what made a candidate right on D.
+    anyone = asked("SELECT first_name FROM admin LIMIT 1", [6, 7, 8])
+    assert anyone.ambiguous is None and len(anyone.rows) == 1
 
 
 def test_a_duel_whose_reference_ties_is_a_draw_asked_again(executor):

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from sqlglot import exp
 
 from siselect.runtime.answers import JUDGE_TOLERANCE, REFERENCE_TOLERANCE, Tolerance
+from siselect.runtime.errors import QueryFailed
 from siselect.selection.member_ties import tie_reason
 from siselect.selection.verdict import Judge, JudgeAnswer, JudgeContext
 
@@ -34,26 +35,43 @@ class ReferenceJudge:
     SQL's, so a row of NULLs in it is a row (BIRD's rule), not a way of writing "nothing".
 
     Where that answer hangs on ties on D' (the gold's ``ORDER BY rating DESC LIMIT 1`` on
-    two players of one rating), which of them it names is the engine's choice: matching it
-    or not says nothing of a candidate (yardstick european_football_2 1034, seed 3: the
-    candidate right on D listed both players and lost to one that named the engine's). The
-    judge then abstains on that D', as a tied candidate's answer gets no evidence
-    (:mod:`.member_ties`), and the duel asks again on another instance."""
+    two players of one rating) but not on D, the small instance, not the query, left the
+    engine a choice: matching its pick or not says nothing of a candidate (yardstick
+    european_football_2 1034, seed 3: the candidate right on D listed both tied players
+    and lost to one that named the engine's). The judge then abstains on that D', as a
+    tied candidate's answer gets no evidence (:mod:`.member_ties`), and the duel asks
+    again on another instance. A query whose answer on D is itself one of several (a
+    card's DISTINCT name ordered by any one of its ruling dates) is answered as it is on
+    D': its plan's choice is what made a candidate right on D."""
 
     name = "reference"
     tolerance = REFERENCE_TOLERANCE
 
     def __init__(self, tree: exp.Query):
         self.tree = tree
-        self._facts: dict[str, Any] = {}  # its tie probes, made once
+        self._facts: dict[str, Any] = {}  # its tie probes, made once; its ties on D
 
     def answer(self, context: JudgeContext) -> JudgeAnswer:
         rows = context.run_on_instance(self.tree)
         reason = tie_reason(self.tree, rows, context.run_on_instance, self._remember)
-        if reason is not None:
+        if reason is not None and not self._ties_on_d(context):
             return JudgeAnswer(None, error=f"the reference's answer on D' is one of several: "
                                            f"{reason}", ambiguous=reason)
         return JudgeAnswer([list(r) for r in rows.rows])
+
+    def _ties_on_d(self, context: JudgeContext) -> bool:
+        """Whether the reference's answer on D hangs on ties (not known: no)."""
+        if "on D" not in self._facts:
+            found = False
+            if context.run_on_d is not None:
+                try:
+                    on_d = context.run_on_d(self.tree)
+                    found = tie_reason(self.tree, on_d, context.run_on_d,
+                                       self._remember) is not None
+                except QueryFailed:
+                    found = False  # (an answer too large to compare, a time limit)
+            self._facts["on D"] = found
+        return self._facts["on D"]
 
     def _remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         if kind not in self._facts:

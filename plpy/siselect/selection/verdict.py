@@ -19,6 +19,8 @@ class JudgeContext:
     # For a judge whose prompt has a size limit: smaller views of the instance that still
     # separate the queries, smallest last (siselect.instances.shrink.smaller_instances).
     smaller: Any = None
+    # For the reference judge: runs a query on D (whether its answer there hangs on ties).
+    run_on_d: Any = None
 
 
 @dataclass
