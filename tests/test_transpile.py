@@ -66,6 +66,21 @@ def test_without_catalog_type_free_rules_still_apply() -> None:
     assert "ILIKE 'a%'" in text and "CAST(x > 1 AS INT)" in text
 
 
+@pytest.mark.parametrize("catalog", [None, Catalog(tables={"superhero": Table(
+    "public", "superhero", [Column("id", "integer"), Column("superhero_name", "text")])})],
+    ids=["no catalog", "a table outside the catalog"])
+def test_a_column_its_own_from_does_not_know_is_typed_unknown(catalog) -> None:
+    """``hero_id`` inside the derived table is looked for in the outer query, whose ``hp``
+    is that derived table: before, its projection was resolved again, for ever
+    (RecursionError from ``siselect.transpile`` and the CLI, on a common shape)."""
+    text = to_postgres("SELECT s.superhero_name FROM superhero AS s JOIN (SELECT hero_id, "
+                       "COUNT(*) AS power_count FROM hero_power GROUP BY hero_id) AS hp "
+                       "ON s.id = hp.hero_id ORDER BY hp.power_count DESC LIMIT 1", "sqlite",
+                       catalog)
+    assert 'GROUP BY hero_id) AS "hp"' in text
+    assert text.endswith('ORDER BY "hp"."power_count" DESC NULLS LAST LIMIT 1')
+
+
 def test_writes_are_rejected_in_both_dialects() -> None:
     for dialect in DIALECTS:
         with pytest.raises(NotASelect):

@@ -115,6 +115,10 @@ class Typer:
 
     def __init__(self, catalog: Catalog | None):
         self.catalog = catalog
+        # Columns being resolved: an unqualified column that its own FROM does not know
+        # (no catalog, or a table outside it) is looked for in the enclosing query, whose
+        # derived table may be the one it belongs to, and so on for ever.
+        self._resolving: set[int] = set()
 
     def __call__(self, node: exp.Expr | None) -> SqliteType:
         return self.type_of(node)
@@ -204,8 +208,15 @@ class Typer:
 
     def column(self, column: exp.Column) -> SqliteType:
         """Resolve a column reference through the FROM clauses around it."""
-        if column.is_star:
+        if column.is_star or id(column) in self._resolving:
             return UNKNOWN
+        self._resolving.add(id(column))
+        try:
+            return self._resolved(column)
+        finally:
+            self._resolving.discard(id(column))
+
+    def _resolved(self, column: exp.Column) -> SqliteType:
         select = column.find_ancestor(exp.Select)
         while select is not None:
             if column.table:
