@@ -201,5 +201,6 @@ def test_a_duel_whose_reference_ties_is_a_draw_asked_again(executor):
         assert duel["judge"]["rows"] is None and duel["judge"]["ambiguous"]
         assert duel["verdict"] == "draw" and "one of several" in duel["reason"]
     assert len(result["duels"]) >= 2  # asked again, on other rows
+    assert result["separated_again"]["ambiguous"] == len(result["duels"]) - 1
     record = {m["index"]: m for m in result["members"]}
     assert record[0]["matched"] == record[0]["mismatched"] == 0

@@ -82,7 +82,7 @@ def test_a_drawn_pair_is_separated_again_away_from_the_rows_used(executor):
     duels = result["duels"]
     assert [d["attempt"] for d in duels] == [1, 2, 3]
     assert result["separated_again"] == {"drawn": 2, "against_prior": 0, "close": 0, "pairs": 1,
-                                         "both_ways": 0}
+                                         "both_ways": 0, "ambiguous": 0}
     assert duels[1]["excluded_rows"] == duels[0]["rows"]
     assert not superhero_ids(duels[0]) & superhero_ids(duels[1])
     assert not (superhero_ids(duels[0]) | superhero_ids(duels[1])) & superhero_ids(duels[2])

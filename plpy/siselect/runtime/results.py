@@ -356,6 +356,8 @@ class AgainRecord:
     pairs: int = doc("pairs judged on more than one instance")
     both_ways: Maybe[int] = doc("pairs whose verdicts went both ways, each allowed up to "
                                 "2 instances - 1 (absent in older results)", absent=True)
+    ambiguous: Maybe[int] = doc("times because the reference's answer on D' hung on a tie "
+                                "there (absent in older results)", absent=True)
 
 
 @dataclass(kw_only=True)

@@ -962,7 +962,7 @@ def run_tournament(
                   "skipped": skipped(t.units), "duels": len(t.duels),
                   "judged": len(t.answers)},
         separated_again={"drawn": t.again[DRAWN], "against_prior": t.again[AGAINST_PRIOR],
-                         "close": t.again[CLOSE],
+                         "close": t.again[CLOSE], "ambiguous": t.again[AMBIGUOUS],
                          "pairs": sum(1 for m in t.matches if len(m.duels) > 1),
                          "both_ways": sum(1 for m in t.matches if m.both_ways)},
         splits=t.splits,
