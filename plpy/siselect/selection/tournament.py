@@ -18,20 +18,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Hashable, MutableMapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
-from siselect.instances.pair import (
-    Failed,
-    OnRows,
-    Pair,
-    failure,
-    group_rows,
-    is_data_error,
-    run_capped,
-)
+from siselect.instances.pair import Failed, OnRows, Pair, failure, group_rows, run_capped
 from siselect.instances.separate import Options, answer_json, separate_pair
 from siselect.instances.shrink import smaller_instances
 from siselect.instances.witness_cache import WitnessCache
@@ -292,21 +283,11 @@ def separate_duel(t: Tournament, match: Match) -> Pending:
     run_on_instance = _on_instance(t, pair, kept)
     context = JudgeContext(t.question, t.evidence, kept.sep["instance"], t.catalog,
                            run_on_instance, lambda: smaller_instances(pair, kept.sep["row_ids"]),
-                           partial(_on_d, t))
+                           pair.run)
     members = _members_on(t, match, units, kept, run_on_instance)
     tied = tied_members(members, _tree_of(t), run_on_instance, t.witnesses.remember)
     return Pending(match, units, record, kept.sep, context, kept.on_d, run_on_instance, members,
                    tied)
-
-
-def _on_d(t: Tournament, tree: exp.Query) -> Rows:
-    """``tree``'s answer on D, an error caused by the data as its answer (as on D')."""
-    try:
-        return run_capped(t.executor, tree)
-    except QueryFailed as exc:
-        if is_data_error(exc):
-            return failure(exc)
-        raise
 
 
 def _overlapping(t: Tournament, match: Match, pair: Pair, kept: Separated
