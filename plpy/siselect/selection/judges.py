@@ -61,17 +61,16 @@ class ReferenceJudge:
 
     def _ties_on_d(self, context: JudgeContext) -> bool:
         """Whether the reference's answer on D hangs on ties (not known: no)."""
-        if "on D" not in self._facts:
-            found = False
-            if context.run_on_d is not None:
-                try:
-                    on_d = context.run_on_d(self.tree)
-                    found = tie_reason(self.tree, on_d, context.run_on_d,
-                                       self._remember) is not None
-                except QueryFailed:
-                    found = False  # (an answer too large to compare, a time limit)
-            self._facts["on D"] = found
-        return self._facts["on D"]
+        return self._remember("on D", self.tree, lambda: self._reason_on_d(context) is not None)
+
+    def _reason_on_d(self, context: JudgeContext) -> str | None:
+        if context.run_on_d is None:
+            return None
+        try:
+            return tie_reason(self.tree, context.run_on_d(self.tree), context.run_on_d,
+                              self._remember)
+        except QueryFailed:  # an answer too large to compare, a time limit: not known
+            return None
 
     def _remember(self, kind: str, tree: exp.Query, compute: Callable[[], T]) -> T:
         if kind not in self._facts:
