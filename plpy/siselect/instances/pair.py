@@ -31,7 +31,14 @@ from siselect.instances.ties import (
 )
 from siselect.instances.witness_cache import WitnessCache
 from siselect.runtime import privileges, rowids
-from siselect.runtime.answers import has_null_row, normal_answer, same_answer, same_normalised
+from siselect.runtime.answers import (
+    SEEN_BY_JUDGE,
+    as_seen_by_judge,
+    has_null_row,
+    normal_answer,
+    same_answer,
+    same_normalised,
+)
 from siselect.runtime.bounded import keep
 from siselect.runtime.catalog import Catalog
 from siselect.runtime.errors import AnswerTooLarge, QueryFailed
@@ -67,6 +74,17 @@ def same_result(a_rows: Sequence[Sequence[Any]], b_rows: Sequence[Sequence[Any]]
     if normal is not None:
         return same_normalised(normal[0][0], normal[1][0]) and normal[0][1] == normal[1][1]
     return same_answer(a_rows, b_rows) and has_null_row(a_rows) == has_null_row(b_rows)
+
+
+def judged_alike(a: Normal, b: Normal) -> bool:
+    """Whether two normalised answers that differ (:func:`same_result`) differ only where
+    no judge's comparison looks: numeric text against the number it spells ('214226.23',
+    the ``MAX`` of a text column, against 214226.23, a ``SUM`` of it). Every judge's
+    answer that matches one matches the other, so a D' on which they differ so decides
+    nothing."""
+    (rows_a, nulled_a), (rows_b, nulled_b) = as_seen_by_judge(a[0]), as_seen_by_judge(b[0])
+    return same_normalised(rows_a, rows_b, SEEN_BY_JUDGE) \
+        and (a[1] or nulled_a) == (b[1] or nulled_b)
 
 
 NORMAL_KEPT = 64  # answers on D's a pair keeps normalised (see Pair.normal)
@@ -354,8 +372,10 @@ class Pair:
         return found[1]
 
     def differ(self, a1: Rows, a2: Rows) -> bool:
-        """Whether two answers of the pair on one D' differ (:func:`same_result`)."""
-        return not same_result(a1.rows, a2.rows, (self.normal(a1), self.normal(a2)))
+        """Whether two answers of the pair on one D' differ (:func:`same_result`) where a
+        judge sees it (:func:`judged_alike`)."""
+        normal = (self.normal(a1), self.normal(a2))
+        return not same_result(a1.rows, a2.rows, normal) and not judged_alike(*normal)
 
     def separation(self, rows: Iterable[int]) -> tuple[Rows, Rows] | None:
         """Both answers on ``rows`` when they tell the queries apart, else None.

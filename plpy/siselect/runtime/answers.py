@@ -60,6 +60,9 @@ class Tolerance:
 
 #: SQL answer against SQL answer (candidates on D or on D').
 SQL_TOLERANCE = Tolerance()
+#: SQL answer against SQL answer as any judge's comparison sees them (each judge's tolerance
+#: reads numeric text as its number): two answers equal so cannot be told apart by a verdict.
+SEEN_BY_JUDGE = replace(SQL_TOLERANCE, lenient_text=True)
 #: SQL answer against the judge's answer.
 JUDGE_TOLERANCE = Tolerance(min_decimals=2, lenient_text=True)
 #: SQL answer against a trusted query's answer (the reference judge's): a NULL row counts.
@@ -142,6 +145,29 @@ def normal_row(row: Sequence[Any], tolerance: Tolerance = SQL_TOLERANCE) -> Norm
     others.sort()
     numbers.sort()
     return tuple(others), tuple(numbers)
+
+
+def as_seen_by_judge(rows: frozenset[NormalRow]) -> tuple[frozenset[NormalRow], bool]:
+    """An answer normalised under :data:`SQL_TOLERANCE` as :data:`SEEN_BY_JUDGE` would
+    have normalised it, and whether a row of it became all NULL ('null' as text): read from
+    the normalised rows, not the answer's own (answers on D' are normalised once)."""
+    if not any(kind == 1 for others, _ in rows for kind, _ in others):
+        return rows, False
+    seen: set[NormalRow] = set()
+    nulled = False
+    for others, numbers in rows:
+        kept, more = [], list(numbers)
+        for kind, text in others:
+            v = _text(text, True) if kind == 1 else (kind, text)
+            if isinstance(v, tuple):
+                kept.append(v)
+            else:
+                more.append(v)
+        if not more and all(o == _NULL for o in kept):
+            nulled = True
+            continue
+        seen.add((tuple(sorted(kept)), tuple(sorted(more))))
+    return frozenset(seen), nulled
 
 
 def normalise(rows: Iterable[Sequence[Any]], tolerance: Tolerance = SQL_TOLERANCE
