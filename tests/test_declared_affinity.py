@@ -56,6 +56,11 @@ QUERIES = [
     "SELECT id, takers FROM score ORDER BY takers, id",
     "SELECT MIN(takers), MAX(takers), MIN(born), MAX(born) FROM score",
     "SELECT label IS NULL, MIN(takers), MAX(takers) FROM score WHERE id > 2 GROUP BY 1",
+    # Arithmetic on such a column's MAX, through a CASE whose other branch is a number.
+    "SELECT MAX(CASE WHEN id > 2 THEN takers ELSE 0 END) "
+    "- MAX(CASE WHEN id < 5 THEN takers ELSE 0 END) FROM score",
+    "SELECT MAX(takers) - MIN(takers), MAX(takers) * 2, -MAX(born) FROM score WHERE id <> 3",
+    "SELECT CAST(MAX(takers) AS REAL) / MAX(CASE WHEN id = 1 THEN takers ELSE 1 END) FROM score",
 ]
 
 

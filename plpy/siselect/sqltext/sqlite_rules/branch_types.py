@@ -37,9 +37,16 @@ def branch_types(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
 _BRANCHING = (exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least)
 
 
+#: Values that are one of their argument's values: text when the argument is made text.
+_PICKS_ARG = (exp.Min, exp.Max, exp.Paren)
+
+
 def becomes_text(node: exp.Expr, typer: Typer) -> bool:
     """Whether ``node`` mixes text and number branches, so :func:`branch_types` will make
-    it text (its value is text on some rows and a number on others in SQLite)."""
+    it text (its value is text on some rows and a number on others in SQLite), or picks
+    one value of such a node (``MAX(CASE WHEN ... THEN text_column ELSE 0 END)``)."""
+    while isinstance(node, _PICKS_ARG) and isinstance(node.this, exp.Expr):
+        node = node.this
     return isinstance(node, _BRANCHING) and _mixed([typer(v) for v in _value_slots(node)])
 
 
