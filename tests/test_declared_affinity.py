@@ -60,6 +60,9 @@ QUERIES = [
     "SELECT MAX(CASE WHEN id > 2 THEN takers ELSE 0 END) "
     "- MAX(CASE WHEN id < 5 THEN takers ELSE 0 END) FROM score",
     "SELECT MAX(takers) - MIN(takers), MAX(takers) * 2, -MAX(born) FROM score WHERE id <> 3",
+    "SELECT MAX(CASE WHEN id IN (1, 2, 5) THEN takers ELSE 0 END) + 0, "
+    "MIN(CASE WHEN id IN (1, 2, 5) THEN takers ELSE 100 END) + 0 FROM score",
+    "SELECT id FROM score ORDER BY CASE WHEN id < 7 THEN takers ELSE 0 END DESC, id",
     "SELECT CAST(MAX(takers) AS REAL) / MAX(CASE WHEN id = 1 THEN takers ELSE 1 END) FROM score",
 ]
 

@@ -23,7 +23,7 @@ def branch_types(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
         if isinstance(node, exp.SetOperation):
             _union_columns(node, typer)
             continue
-        slots = _value_slots(node)
+        slots = value_slots(node)
         kinds = [typer(v) for v in slots]
         if _mixed(kinds):
             for value, kind in zip(slots, kinds, strict=True):
@@ -34,7 +34,7 @@ def branch_types(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     return tree
 
 
-_BRANCHING = (exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least)
+BRANCHING = (exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least)
 
 
 #: Values that are one of their argument's values: text when the argument is made text.
@@ -47,10 +47,10 @@ def becomes_text(node: exp.Expr, typer: Typer) -> bool:
     one value of such a node (``MAX(CASE WHEN ... THEN text_column ELSE 0 END)``)."""
     while isinstance(node, _PICKS_ARG) and isinstance(node.this, exp.Expr):
         node = node.this
-    return isinstance(node, _BRANCHING) and _mixed([typer(v) for v in _value_slots(node)])
+    return isinstance(node, BRANCHING) and _mixed([typer(v) for v in value_slots(node)])
 
 
-def _value_slots(node: exp.Expr) -> list[exp.Expr]:
+def value_slots(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Case):
         values = [i.args.get("true") for i in node.args.get("ifs") or []]
         values.append(node.args.get("default"))

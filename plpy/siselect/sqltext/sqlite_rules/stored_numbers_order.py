@@ -2,17 +2,18 @@
 
 SQLite stored each of its values that looks like a number as a number (docs: datatype3.html,
 section 3), and sorts numbers by value before every text; PostgreSQL sorts the loaded text
-character by character ('106' before '6'). ORDER BY keys and MIN/MAX of such a column are
-rewritten to SQLite's order: storage class, then number, then text. The values returned
-stay the loaded text.
+character by character ('106' before '6'). ORDER BY keys and MIN/MAX of such a column, or
+of a CASE mixing it with numbers, are rewritten to SQLite's order: storage class, then
+number, then text. The values returned stay the loaded text.
 """
 
 from sqlglot import exp
 
 from siselect.runtime.catalog import Catalog
 from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, double
+from siselect.sqltext.sqlite_rules.branch_types import BRANCHING, becomes_text, value_slots
 from siselect.sqltext.sqlite_rules.compare_affinity import stores_numbers
-from siselect.sqltext.sqlite_rules.sqlite_type import Typer
+from siselect.sqltext.sqlite_rules.sqlite_type import TEXT, Typer
 from siselect.sqltext.sqlite_rules.template import template
 from siselect.sqltext.sqlite_rules.walk import walk
 
@@ -29,7 +30,7 @@ def stored_numbers_order(tree: exp.Expr, catalog: Catalog | None) -> exp.Expr:
     for node in walk(tree, exp.Ordered, exp.Min, exp.Max):
         if isinstance(node, exp.Ordered):
             _order_key(node, typer)
-        elif not node.expressions and _sortable(node.this, typer):
+        elif not node.expressions and _picks_sortable(node.this, typer):
             node.replace(template(_MIN if isinstance(node, exp.Min) else _MAX, _x=node.this,
                                   _d=double(node.this)))
     return tree
@@ -41,10 +42,23 @@ def _sortable(key: exp.Expr | None, typer: Typer) -> bool:
     return isinstance(key, exp.Column) and bool(key.table) and stores_numbers(typer(key))
 
 
+def _picks_sortable(value: exp.Expr | None, typer: Typer) -> bool:
+    """Whether sorting ``value`` (a key, MIN/MAX) follows SQLite's order here: such a
+    column, or a CASE (COALESCE...) of such columns and numbers, which branch_types makes
+    text as a whole (``MAX(CASE WHEN ... THEN Consumption ELSE 0 END)``): each of its values
+    that looks like a number was one in SQLite. A text branch of another kind ('300' of a
+    TEXT column) was text there, which its look does not tell: not covered."""
+    if _sortable(value, typer):
+        return True
+    if not isinstance(value, BRANCHING) or not becomes_text(value, typer):
+        return False
+    return all(_sortable(v, typer) or typer(v).kind != TEXT for v in value_slots(value))
+
+
 def _order_key(ordered: exp.Ordered, typer: Typer) -> None:
     key = ordered.this
     select = ordered.find_ancestor(exp.Select)
-    if not _sortable(key, typer) or (select is not None and select.args.get("distinct")):
+    if not _picks_sortable(key, typer) or (select is not None and select.args.get("distinct")):
         return  # DISTINCT: PostgreSQL sorts by selected expressions only
     holder = ordered.parent
     if holder is None or not isinstance(holder.args.get("expressions"), list):
