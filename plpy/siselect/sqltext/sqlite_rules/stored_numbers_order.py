@@ -13,7 +13,7 @@ from siselect.runtime.catalog import Catalog
 from siselect.sqltext.sqlite_rules.as_number import WHOLE_NUMBER, double
 from siselect.sqltext.sqlite_rules.branch_types import BRANCHING, becomes_text, value_slots
 from siselect.sqltext.sqlite_rules.compare_affinity import stores_numbers
-from siselect.sqltext.sqlite_rules.sqlite_type import TEXT, Typer
+from siselect.sqltext.sqlite_rules.sqlite_type import NULL, Typer
 from siselect.sqltext.sqlite_rules.template import template
 from siselect.sqltext.sqlite_rules.walk import walk
 
@@ -47,12 +47,14 @@ def _picks_sortable(value: exp.Expr | None, typer: Typer) -> bool:
     column, or a CASE (COALESCE...) of such columns and numbers, which branch_types makes
     text as a whole (``MAX(CASE WHEN ... THEN Consumption ELSE 0 END)``): each of its values
     that looks like a number was one in SQLite. A text branch of another kind ('300' of a
-    TEXT column) was text there, which its look does not tell: not covered."""
+    TEXT column), or one of unknown type, may have been text there, which its look does
+    not tell: not covered."""
     if _sortable(value, typer):
         return True
     if not isinstance(value, BRANCHING) or not becomes_text(value, typer):
         return False
-    return all(_sortable(v, typer) or typer(v).kind != TEXT for v in value_slots(value))
+    return all(_sortable(v, typer) or typer(v).numeric or typer(v).kind == NULL
+               for v in value_slots(value))
 
 
 def _order_key(ordered: exp.Ordered, typer: Typer) -> None:
