@@ -92,6 +92,19 @@ def test_same_answer_in_another_order(executor):
     assert result["status"] == "same_answer"
 
 
+def test_no_instance_left_without_the_rows_of_earlier_ones_says_so(executor):
+    """A pair separated again away from its earlier instances (a drawn duel) may have no
+    other instance: the failure names the rows left out, not a search that found nothing."""
+    one = "SELECT id FROM colour WHERE id = 3"
+    found = separate(executor, one, one.replace("= 3", "= 3 AND false"))
+    assert found["status"] == "separated" and found["rows"] == 1
+    again = separate(executor, one, one.replace("= 3", "= 3 AND false"),
+                     Options(exclude=tuple(found["row_ids"])))
+    assert again["status"] == "failed"
+    assert again["reason"] == ("no separating instance was found without the 1 row of the "
+                               "pair's earlier instances")
+
+
 def test_same_seed_same_instance(executor):
     first = separate(executor, MARVEL_EXACT, MARVEL_ANY, Options(seed=11))
     second = separate(executor, MARVEL_EXACT, MARVEL_ANY, Options(seed=11))

@@ -314,7 +314,10 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
             return _finish(result, pair, started, "nondeterministic",
                            f"no separating instance was found, and an answer on D is one of "
                            f"several: {ties}")
-        return _finish(result, pair, started, "failed", "no separating instance was found")
+        left_out = len(options.exclude)
+        return _finish(result, pair, started, "failed", "no separating instance was found" + (
+            f" without the {left_out} row{'s' * (left_out != 1)} of the pair's earlier "
+            "instances" if left_out else ""))
     if len(found) > options.max_rows:
         result["rows"] = len(found)
         return _finish(
