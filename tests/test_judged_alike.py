@@ -67,3 +67,15 @@ def test_the_search_finds_a_difference_in_value(executor):
     (text,), = found["answers"]["q1"]["rows"]
     (total,), = found["answers"]["q2"]["rows"]
     assert float(text) < float(total)
+
+
+def test_answers_on_d_that_differ_only_so_are_reported_so(executor):
+    """No D' can show such a pair apart: the failure says why, not only that the search
+    found nothing."""
+    found = separate.separate(executor, "SELECT CAST(height_cm AS TEXT) FROM superhero "
+                              "WHERE id = 1", "SELECT height_cm FROM superhero WHERE id = 1",
+                              separate.Options(dialect="postgres"))
+    assert found["status"] == "failed"
+    assert found["reason"] == ("no separating instance was found: on D the answers differ "
+                               "only as numeric text against the number it spells, which no "
+                               "judge tells apart")

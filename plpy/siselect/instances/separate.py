@@ -29,7 +29,14 @@ from siselect.instances.meaning import (
 )
 from siselect.instances.minimise import ddmin, ddmin_blocks, shown_ahead
 from siselect.instances.neighbours import links, neighbours
-from siselect.instances.pair import BudgetExceeded, Normal, Pair, Timer, same_result
+from siselect.instances.pair import (
+    BudgetExceeded,
+    Normal,
+    Pair,
+    Timer,
+    judged_alike,
+    same_result,
+)
 from siselect.instances.references import (
     declared_keys,
     fetch_instance,
@@ -315,9 +322,12 @@ def _separate(pair: Pair, a1: Rows, a2: Rows, options: Options, started: float
                            f"no separating instance was found, and an answer on D is one of "
                            f"several: {ties}")
         left_out = len(options.exclude)
-        return _finish(result, pair, started, "failed", "no separating instance was found" + (
-            f" without the {left_out} row{'s' * (left_out != 1)} of the pair's earlier "
-            "instances" if left_out else ""))
+        why = f" without the {left_out} row{'s' * (left_out != 1)} of the pair's earlier " \
+            "instances" if left_out else ""
+        if judged_alike(_normal_on_d(pair, 0, a1), _normal_on_d(pair, 1, a2)):
+            why += (": on D the answers differ only as numeric text against the number it "
+                    "spells, which no judge tells apart")
+        return _finish(result, pair, started, "failed", "no separating instance was found" + why)
     if len(found) > options.max_rows:
         result["rows"] = len(found)
         return _finish(
