@@ -248,3 +248,16 @@ def schema_valid(kind: str, result):
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(result, default=str)))
     return result
+
+
+def row_ids(executor, catalog, table: str, where: str = "TRUE",
+            order_by: str | None = "id") -> list[int]:
+    """siselect's row ids (table number and ctid) of the rows of ``table`` that ``where``
+    keeps, in ``order_by`` (None: as stored), as a D' names them."""
+    from siselect.runtime import rowids
+
+    number = catalog.number(table)
+    order = f" ORDER BY {order_by}" if order_by else ""
+    found = executor.run(f"SELECT ctid::text FROM {table} WHERE {where}{order}").rows
+    return [rowids.encode(number, *(int(x) for x in tid.strip("()").split(",")))
+            for (tid,) in found]

@@ -8,9 +8,9 @@ one as a number; each duel was drawn and input order picked the wrong one. Two r
 month tell them apart.
 """
 
+from conftest import row_ids
 from siselect.instances import separate
 from siselect.instances.pair import Pair, judged_alike, same_result
-from siselect.runtime import rowids
 from siselect.runtime.answers import normal_answer
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
@@ -22,13 +22,12 @@ TOTAL = ("SELECT SUM(height_cm) FROM superhero "
 
 
 def _publisher_and_hero(executor) -> tuple[int, int]:
-    publisher, tid = executor.run(
-        "SELECT publisher_id, ctid::text FROM superhero WHERE height_cm BETWEEN 100 AND 999 "
+    publisher, hero = executor.run(
+        "SELECT publisher_id, id FROM superhero WHERE height_cm BETWEEN 100 AND 999 "
         "AND publisher_id IN (SELECT publisher_id FROM superhero "
         "WHERE height_cm BETWEEN 100 AND 999 GROUP BY publisher_id HAVING count(*) > 1) "
         "ORDER BY id LIMIT 1").rows[0]
-    number = load_catalog(executor).number("superhero")
-    return publisher, rowids.encode(number, *(int(x) for x in tid.strip("()").split(",")))
+    return publisher, row_ids(executor, load_catalog(executor), "superhero", f"id = {hero}")[0]
 
 
 def _alike(a: list[tuple], b: list[tuple]) -> bool:

@@ -4,11 +4,10 @@ On the real superhero database: the ranks of docs/instances.md, checked on rows 
 queries really read, and queries that fail on some instances.
 """
 
-from conftest import schema_valid
+from conftest import row_ids, schema_valid
 from siselect.instances import separate as separation
 from siselect.instances.meaning import DEGENERATE, FAILED, MEANINGFUL, NON_DEGENERATE, Meaning
 from siselect.instances.pair import ERROR_COLUMN, Failed, Pair
-from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
 
@@ -29,16 +28,6 @@ def pair_of(executor, q1, q2):
     catalog = load_catalog(executor)
     trees = (to_tree(q1, "postgres", catalog), to_tree(q2, "postgres", catalog))
     return Pair(executor, catalog, trees), catalog
-
-
-def row_ids(executor, catalog, table, where):
-    number = catalog.number(table)
-    found = executor.run(f"SELECT ctid::text FROM {table} WHERE {where} ORDER BY id").rows
-    ids = []
-    for (tid,) in found:
-        block, offset = (int(x) for x in tid.strip("()").split(","))
-        ids.append(rowids.encode(number, block, offset))
-    return ids
 
 
 def meaning_of(pair, differing=()):

@@ -8,10 +8,9 @@ instance that loses the question's meaning (a share over no row) already separat
 
 import pytest
 
-from conftest import loaded_executor, schema_valid, sqlite_file_from
+from conftest import loaded_executor, row_ids, schema_valid, sqlite_file_from
 from siselect.instances import separate as separation
 from siselect.instances.targeted import counted_variants
-from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext.transpile import to_tree
 
@@ -85,9 +84,7 @@ def test_an_excluded_counted_row_stays_out_of_every_proposal(badges):
     gets them back through the counted rows: with the one Teacher badge excluded, no
     instance holds it, and none separates."""
     catalog = load_catalog(badges)
-    (tid,), = badges.run("SELECT ctid::text FROM badges WHERE name = 'Teacher'").rows
-    teacher = rowids.encode(catalog.number("badges"), *(int(x) for x in
-                                                        tid.strip("()").split(",")))
+    teacher, = row_ids(badges, catalog, "badges", "name = 'Teacher'", order_by=None)
     result = separation.separate(badges, PER_ROW, PER_USER,
                                  separation.Options(exclude=(teacher,)))
     assert teacher not in (result.get("row_ids") or [])

@@ -29,12 +29,11 @@ from collections import Counter
 
 import pytest
 
-from conftest import CountingExecutor, loaded_executor, schema_valid, sqlite_file_from
+from conftest import CountingExecutor, loaded_executor, row_ids, schema_valid, sqlite_file_from
 from siselect.instances import integrity, shadow
 from siselect.instances import separate as separation
 from siselect.instances.inclusions import Closure
 from siselect.instances.pair import Pair, group_rows
-from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.selection import tournament
 from siselect.selection.judges import ReferenceJudge
@@ -111,14 +110,8 @@ def assert_the_reference_picks_q1(executor, result: dict, reference: str, q1: st
 
 
 def ids_of(executor, table: str, ids: list[int]) -> list[int]:
-    catalog = load_catalog(executor)
-    found = executor.run(f"SELECT ctid::text FROM {table} WHERE id IN "
-                         f"({', '.join(map(str, ids))}) ORDER BY id").rows
-    out = []
-    for (tid,) in found:
-        block, offset = (int(x) for x in tid.strip("()").split(","))
-        out.append(rowids.encode(catalog.number(table), block, offset))
-    return out
+    return row_ids(executor, load_catalog(executor), table,
+                   f"id IN ({', '.join(map(str, ids))})")
 
 
 def test_an_all_null_row_and_no_row_are_two_answers(causes):

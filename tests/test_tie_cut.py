@@ -10,11 +10,10 @@ import re
 
 import pytest
 
-from conftest import CountingExecutor
+from conftest import CountingExecutor, row_ids
 from siselect.instances import separate
 from siselect.instances.pair import Pair
 from siselect.instances.ties import tie_explained, with_ties
-from siselect.runtime import rowids
 from siselect.runtime.catalog import load_catalog
 from siselect.sqltext import nondeterminism
 from siselect.sqltext.transpile import to_tree
@@ -192,9 +191,7 @@ def test_a_search_that_fails_where_a_tie_decides_an_answer_on_d_says_so(executor
     pair = Pair(executor, catalog, trees)
     on_d = tuple(pair.run_strict(t) for t in trees)
     assert len(on_d[0].rows) > 1 and len(on_d[1].rows) == 1
-    number = catalog.number("hero_power")
-    powers = [rowids.encode(number, *(int(x) for x in tid.strip("()").split(",")))
-              for (tid,) in executor.run("SELECT ctid::text FROM hero_power").rows]
+    powers = row_ids(executor, catalog, "hero_power", order_by=None)
     found = separate.separate_pair(Pair(executor, catalog, trees), *on_d,
                                    separate.Options(exclude=tuple(powers)))
     assert found["status"] == "nondeterministic"
@@ -226,8 +223,6 @@ def test_a_row_set_whose_answers_with_ties_are_too_large_separates_nothing(execu
     catalog = load_catalog(executor)
     trees = tuple(to_tree(q, "postgres", catalog) for q in (ANY_OF_MANY, MARKED))
     pair = Pair(executor, catalog, trees)
-    number = catalog.number("superhero")
-    heroes = [rowids.encode(number, *(int(x) for x in tid.strip("()").split(",")))
-              for (tid,) in executor.run("SELECT ctid::text FROM superhero ORDER BY id").rows]
+    heroes = row_ids(executor, catalog, "superhero")
     assert pair.separation(heroes) is None
     assert pair.separation(heroes[:3]) is not None
